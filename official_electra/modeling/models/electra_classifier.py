@@ -1,0 +1,65 @@
+"""ELECTRA fine-tuned for sentence(-pair) classification or regression (GLUE)."""
+
+import tf_keras
+
+from official_electra.modeling.layers import classification_head
+
+
+@tf_keras.utils.register_keras_serializable(package="official_electra")
+class ElectraClassifier(tf_keras.Model):
+  """An `ElectraEncoder` (the pretrained discriminator) with a `ClassificationHead`.
+
+  Clark et al. (2020), Section 4: the whole discriminator is fine-tuned with a
+  linear head on the final hidden state of `[CLS]`. Train with `compile`/`fit`
+  on `(features, labels)` where labels are class ids (cross-entropy on the
+  logits) or scores (mean squared error, `num_outputs=1`).
+
+  Args:
+    encoder: An `ElectraEncoder` (or any network mapping the input dict to a
+      dict with `sequence_output` `[batch, seq_len, hidden]`).
+    num_outputs: Number of classes, or 1 for regression.
+    dropout_rate: Dropout of the head.
+    **kwargs: `tf_keras.Model` arguments such as `name`.
+  """
+
+  def __init__(self, encoder, num_outputs, dropout_rate=0.1, **kwargs):
+    super().__init__(**kwargs)
+    self.encoder = encoder
+    self.num_outputs = num_outputs
+    self.dropout_rate = dropout_rate
+    self.classification_head = classification_head.ClassificationHead(
+        num_outputs, dropout_rate=dropout_rate, name="classification_head")
+
+  def call(self, inputs, training=None):
+    """Classifies a batch.
+
+    Args:
+      inputs: dict with int32 `[batch, seq_len]` tensors `input_word_ids`,
+        `input_mask` and `input_type_ids`.
+      training: Whether dropout is active.
+
+    Returns:
+      float32 `[batch, num_outputs]` logits (scores for regression).
+    """
+    encoder_inputs = {key: inputs[key] for key in
+                      ("input_word_ids", "input_mask", "input_type_ids")}
+    sequence_output = self.encoder(encoder_inputs,
+                                   training=training)["sequence_output"]
+    return self.classification_head(sequence_output, training=training)
+
+  def get_config(self):
+    encoder_config = tf_keras.layers.serialize(self.encoder)
+    # The encoder is rebuilt on its first call: its build_config would make
+    # deserialisation build it on float inputs, which embeddings reject.
+    encoder_config.pop("build_config", None)
+    return {"encoder": encoder_config,
+            "num_outputs": self.num_outputs,
+            "dropout_rate": self.dropout_rate,
+            "name": self.name}
+
+  @classmethod
+  def from_config(cls, config, custom_objects=None):
+    config = dict(config)
+    config["encoder"] = tf_keras.layers.deserialize(
+        config["encoder"], custom_objects=custom_objects)
+    return cls(**config)
