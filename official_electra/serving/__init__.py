@@ -1,0 +1,1 @@
+"""SavedModels for TF Serving: the fine-tuned classifier and the op-set check."""
