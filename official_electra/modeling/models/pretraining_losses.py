@@ -1,0 +1,87 @@
+"""Losses of the ELECTRA pretraining objectives, in float32.
+
+Each loss is a weighted mean: `sum(weight * loss) / sum(weight)`. Under a
+`tf.distribute` strategy the denominator is summed over all replicas, so the
+sum of the replicas' gradients is exactly the gradient of the global-batch
+loss (the same weights as a single-device run on the global batch).
+"""
+
+import tensorflow as tf
+
+
+def global_sum(value):
+  """Sums a per-replica scalar over replicas (identity outside a strategy)."""
+  context = tf.distribute.get_replica_context()
+  if context is None or context.num_replicas_in_sync == 1:
+    return value
+  return context.all_reduce(tf.distribute.ReduceOp.SUM, value)
+
+
+def weighted_mean(per_item_loss, weights):
+  """`sum(weights * loss) / sum(weights over all replicas)`, float32 scalar."""
+  per_item_loss = tf.cast(per_item_loss, tf.float32)
+  weights = tf.cast(weights, tf.float32)
+  denominator = global_sum(tf.reduce_sum(weights))
+  # The original adds 1e-6 to the denominator; it also keeps an empty batch finite.
+  return tf.reduce_sum(per_item_loss * weights) / (denominator + 1e-6)
+
+
+def masked_lm_loss(logits, target_ids, weights):
+  """Cross-entropy of the MLM prediction.
+
+  Args:
+    logits: float32 `[batch, N, vocab]`.
+    target_ids: int `[batch, N]` original token ids.
+    weights: float32 `[batch, N]`.
+
+  Returns:
+    (loss scalar, per-slot cross-entropy `[batch, N]`).
+  """
+  per_slot = tf.nn.sparse_softmax_cross_entropy_with_logits(
+      labels=tf.cast(target_ids, tf.int32), logits=tf.cast(logits, tf.float32))
+  return weighted_mean(per_slot, weights), per_slot
+
+
+def replaced_token_detection_loss(logits, labels, weights):
+  """Sigmoid cross-entropy of the discriminator.
+
+  Args:
+    logits: float32 `[batch, seq_len]`.
+    labels: int `[batch, seq_len]`, 1 where the token was replaced.
+    weights: float32 `[batch, seq_len]`.
+
+  Returns:
+    (loss scalar, per-token loss `[batch, seq_len]`).
+  """
+  per_token = tf.nn.sigmoid_cross_entropy_with_logits(
+      labels=tf.cast(labels, tf.float32), logits=tf.cast(logits, tf.float32))
+  return weighted_mean(per_token, weights), per_token
+
+
+def copy_mechanism_loss(logits, copy_logits, input_ids, target_ids, weights):
+  """Negative log-likelihood of All-Tokens MLM with its copy mechanism.
+
+  Clark et al. (2020), Section 3.2: `p(x_t) = D * 1[x_t = input_t] +
+  (1 - D) * softmax(logits_t)[x_t]`, with `D = sigmoid(copy_logit_t)`. Computed
+  in log space without a one-hot over the vocabulary.
+
+  Args:
+    logits: float32 `[batch, seq_len, vocab]`.
+    copy_logits: float32 `[batch, seq_len]`.
+    input_ids: int `[batch, seq_len]` the (corrupted) input ids.
+    target_ids: int `[batch, seq_len]` the original ids.
+    weights: float32 `[batch, seq_len]`.
+
+  Returns:
+    (loss scalar, per-token negative log-likelihood `[batch, seq_len]`).
+  """
+  softmax_nll = tf.nn.sparse_softmax_cross_entropy_with_logits(
+      labels=tf.cast(target_ids, tf.int32), logits=tf.cast(logits, tf.float32))
+  copy_logits = tf.cast(copy_logits, tf.float32)
+  log_copy = tf.math.log_sigmoid(copy_logits)
+  log_generate = tf.math.log_sigmoid(-copy_logits) - softmax_nll
+  is_copy = tf.equal(tf.cast(input_ids, tf.int32), tf.cast(target_ids, tf.int32))
+  log_likelihood = tf.where(
+      is_copy, tf.reduce_logsumexp(tf.stack([log_copy, log_generate]), axis=0),
+      log_generate)
+  return weighted_mean(-log_likelihood, weights), -log_likelihood
