@@ -1,5 +1,6 @@
 """ELECTRA fine-tuned for sentence(-pair) classification or regression (GLUE)."""
 
+import tensorflow as tf
 import tf_keras
 
 from official_electra.modeling.layers import classification_head
@@ -12,21 +13,30 @@ class ElectraClassifier(tf_keras.Model):
   Clark et al. (2020), Section 4: the whole discriminator is fine-tuned with a
   linear head on the final hidden state of `[CLS]`. Train with `compile`/`fit`
   on `(features, labels)` where labels are class ids (cross-entropy on the
-  logits) or scores (mean squared error, `num_outputs=1`).
+  logits) or scores (mean squared error, `num_outputs=1`). As in the original
+  (model/optimization.py), `train_step` clips the gradients' global norm before
+  the optimizer sees them.
 
   Args:
     encoder: An `ElectraEncoder` (or any network mapping the input dict to a
       dict with `sequence_output` `[batch, seq_len, hidden]`).
     num_outputs: Number of classes, or 1 for regression.
     dropout_rate: Dropout of the head.
+    gradient_clip_norm: Global-norm clipping of the gradients in `fit` (1.0 in
+      the original); None turns clipping off.
     **kwargs: `tf_keras.Model` arguments such as `name`.
   """
 
-  def __init__(self, encoder, num_outputs, dropout_rate=0.1, **kwargs):
+  def __init__(self, encoder, num_outputs, dropout_rate=0.1,
+               gradient_clip_norm=1.0, **kwargs):
     super().__init__(**kwargs)
+    if gradient_clip_norm is not None and gradient_clip_norm <= 0:
+      raise ValueError(
+          f"gradient_clip_norm must be positive or None, got {gradient_clip_norm}")
     self.encoder = encoder
     self.num_outputs = num_outputs
     self.dropout_rate = dropout_rate
+    self.gradient_clip_norm = gradient_clip_norm
     self.classification_head = classification_head.ClassificationHead(
         num_outputs, dropout_rate=dropout_rate, name="classification_head")
 
@@ -47,6 +57,18 @@ class ElectraClassifier(tf_keras.Model):
                                    training=training)["sequence_output"]
     return self.classification_head(sequence_output, training=training)
 
+  def train_step(self, data):
+    """One optimizer step on `(features, labels)`, gradients clipped by global norm."""
+    features, labels = data
+    with tf.GradientTape() as tape:
+      outputs = self(features, training=True)
+      loss = self.compute_loss(features, labels, outputs)
+    gradients = tape.gradient(loss, self.trainable_variables)
+    if self.gradient_clip_norm is not None:
+      gradients, _ = tf.clip_by_global_norm(gradients, self.gradient_clip_norm)
+    self.optimizer.apply_gradients(zip(gradients, self.trainable_variables))
+    return self.compute_metrics(features, labels, outputs, sample_weight=None)
+
   def get_config(self):
     encoder_config = tf_keras.layers.serialize(self.encoder)
     # The encoder is rebuilt on its first call: its build_config would make
@@ -55,6 +77,7 @@ class ElectraClassifier(tf_keras.Model):
     return {"encoder": encoder_config,
             "num_outputs": self.num_outputs,
             "dropout_rate": self.dropout_rate,
+            "gradient_clip_norm": self.gradient_clip_norm,
             "name": self.name}
 
   @classmethod

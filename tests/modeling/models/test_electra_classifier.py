@@ -1,6 +1,7 @@
 """Tests for ElectraClassifier on a tiny encoder."""
 
 import numpy as np
+import pytest
 import tensorflow as tf
 import tf_keras
 
@@ -73,3 +74,22 @@ def test_savedmodel_round_trip(tmp_path):
   reloaded = tf.saved_model.load(str(tmp_path / "classifier"))
   np.testing.assert_allclose(reloaded(_inputs(), training=False), expected,
                              rtol=1e-5, atol=1e-6)
+
+
+def test_train_step_clips_the_global_gradient_norm():
+  model = electra_classifier.ElectraClassifier(
+      encoder_config.build_encoder(_TINY), num_outputs=1,
+      gradient_clip_norm=1e-3)
+  # Only dense gradients: embedding gradients are IndexedSlices whose repeated
+  # rows make the applied change differ from the clipped norm of their values.
+  model.encoder.trainable = False
+  model.compile(optimizer=tf_keras.optimizers.SGD(1.0),
+                loss=tf_keras.losses.MeanSquaredError())
+  inputs = _inputs(batch=8)
+  model(inputs)
+  before = [variable.numpy() for variable in model.trainable_variables]
+  model.fit(inputs, tf.fill([8], 100.0), batch_size=8, epochs=1, verbose=0)
+  squared_change = sum(
+      np.sum((variable.numpy() - old) ** 2)
+      for variable, old in zip(model.trainable_variables, before))
+  assert np.sqrt(squared_change) == pytest.approx(1e-3, rel=1e-3)
