@@ -1,0 +1,156 @@
+"""Fine-tunes a pretrained ELECTRA discriminator on GLUE and scores its dev sets.
+
+    python -m official_electra.finetune --task=RTE --glue_dir=glue_data \
+      --init_checkpoint=runs/small --vocab_file=vocab.txt --model_dir=runs/glue \
+      [--gin_file=gin/glue/small.gin] [--gin_param=glue_hyperparameters.learning_rate=1e-4] \
+      [--num_seeds=10]
+
+`--task` is one GLUE task, a comma-separated list, or `all`. `--init_checkpoint`
+takes a pretraining model_dir or a checkpoint prefix (omit it only to measure a
+randomly initialised encoder). Writes `<model_dir>/eval_results.json` (every
+metric of every task, per seed and the median), `<model_dir>/submission/` (GLUE
+submission files from each task's median seed), `<model_dir>/<TASK>/seed_<s>/`
+(TensorBoard logs, checkpoint, predictions) and `<model_dir>/operative_config.gin`.
+See official_electra/finetuning/README.md.
+"""
+
+import os
+import sys
+
+from absl import app
+from absl import flags
+from absl import logging
+import gin
+
+from official_electra.data import glue
+from official_electra.finetuning import outputs
+from official_electra.finetuning import tasks
+from official_electra.finetuning import trainer
+from official_electra.modeling import checkpoints
+from official_electra.modeling import encoder_config
+from official_electra.tokenization import vocabulary
+from official_electra.tokenization import wordpiece_tokenizer
+
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DEFAULT_GIN_FILE = os.path.join("gin", "glue", "small.gin")
+
+flags.DEFINE_string("task", None, "A GLUE task (CoLA, SST-2, MRPC, STS-B, QQP, "
+                    "MNLI, QNLI, RTE, WNLI), a comma-separated list, or all.")
+flags.DEFINE_string("glue_dir", None, "Folder the GLUE download script wrote "
+                    "(one sub-folder per task).")
+flags.DEFINE_string("init_checkpoint", None, "Pretraining model_dir or "
+                    "checkpoint prefix to start from.")
+flags.DEFINE_string("model_dir", None, "Output folder.")
+flags.DEFINE_string("vocab_file", None, "WordPiece vocabulary of the pretrained "
+                    "model; default: vocab.txt in --init_checkpoint's folder.")
+flags.DEFINE_bool("lower_case", True, "Lower-case and strip accents (uncased "
+                  "vocabularies such as ELECTRA's).")
+flags.DEFINE_multi_string("gin_file", None, "Gin files, relative to the "
+                          f"current folder or the repository; default {DEFAULT_GIN_FILE}.")
+flags.DEFINE_multi_string("gin_param", None, "Gin bindings, e.g. "
+                          "glue_hyperparameters.learning_rate=1e-4.")
+flags.DEFINE_integer("num_seeds", 1, "Fine-tuning runs per task; the median is "
+                     "reported (the paper uses 10).", lower_bound=1)
+flags.DEFINE_bool("verbose", False, "Show tracebacks of errors.")
+
+GinEncoderConfig = gin.external_configurable(encoder_config.EncoderConfig,
+                                             "glue_encoder")
+GinHyperparameters = gin.external_configurable(trainer.FinetuneHyperparameters,
+                                               "glue_hyperparameters")
+
+
+
+class GinConfigError(ValueError):
+  """A gin file is missing or does not parse."""
+
+
+_USER_ERRORS = (glue.GlueDataError, checkpoints.CheckpointError,
+                vocabulary.VocabularyError, GinConfigError)
+
+
+def _resolve_vocab_file(vocab_file, init_checkpoint):
+  if vocab_file:
+    return vocab_file
+  if init_checkpoint:
+    folder = (init_checkpoint if os.path.isdir(init_checkpoint)
+              else os.path.dirname(init_checkpoint))
+    candidate = os.path.join(folder, "vocab.txt")
+    if os.path.isfile(candidate):
+      return candidate
+  raise vocabulary.VocabularyError(
+      "no vocabulary: pass --vocab_file=vocab.txt (the pretrained model's "
+      "WordPiece vocabulary, e.g. BERT's uncased vocab.txt)")
+
+
+def _parse_gin(gin_files, gin_params):
+  gin.add_config_file_search_path(REPO_ROOT)
+  resolved_files = []
+  for gin_file in gin_files or [DEFAULT_GIN_FILE]:
+    if not os.path.isfile(gin_file) and os.path.isfile(
+        os.path.join(REPO_ROOT, gin_file)):
+      gin_file = os.path.join(REPO_ROOT, gin_file)
+    if not os.path.isfile(gin_file):
+      raise GinConfigError(f"{gin_file}: no such gin file; see gin/glue/ for "
+                              "small.gin, base.gin and large.gin")
+    resolved_files.append(gin_file)
+  try:
+    gin.parse_config_files_and_bindings(resolved_files, gin_params)
+  except (ValueError, KeyError, SyntaxError, IOError) as error:
+    first_line = str(error).strip().splitlines()[0]
+    raise GinConfigError(f"gin config {', '.join(resolved_files)}: {first_line}; "
+                         "fix the binding (see gin/glue/recipe.gin for the "
+                         "names)") from None
+
+
+def run(task_flag, glue_dir, init_checkpoint, model_dir, vocab_file, lower_case,
+        num_seeds):
+  """Fine-tunes every requested task; returns `{task: summary}`."""
+  task_names = tasks.resolve_task_names(task_flag)
+  if not os.path.isdir(glue_dir):
+    raise glue.GlueDataError(f"{glue_dir}: no such folder; pass --glue_dir "
+                             "pointing at the GLUE download script's output")
+  config = GinEncoderConfig()
+  hyperparameters = GinHyperparameters()
+  tokenizer = wordpiece_tokenizer.WordpieceTokenizer(
+      _resolve_vocab_file(vocab_file, init_checkpoint), lower_case=lower_case)
+  if tokenizer.vocab_size != config.vocab_size:
+    raise vocabulary.VocabularyError(
+        f"{tokenizer.vocab_file} has {tokenizer.vocab_size} tokens but the "
+        f"encoder's vocab_size is {config.vocab_size}: pass the pretrained "
+        "model's vocabulary or set glue_encoder.vocab_size")
+  os.makedirs(model_dir, exist_ok=True)
+  outputs.write_text_atomically(os.path.join(model_dir, "operative_config.gin"),
+                                gin.config_str())
+  results_path = os.path.join(model_dir, outputs.EVAL_RESULTS_FILE)
+  all_results = (outputs.read_json(results_path)
+                 if os.path.isfile(results_path) else {})
+  for task_name in task_names:
+    summary = trainer.finetune_task(task_name, glue_dir, tokenizer, config,
+                                    init_checkpoint, hyperparameters, num_seeds,
+                                    model_dir)
+    all_results[task_name] = summary
+    outputs.write_json(results_path, all_results)
+    logging.info("%s median over %d seed(s): %s", task_name, num_seeds,
+                 summary["median"])
+    print(f"{task_name}: " + ", ".join(
+        f"{key}={value:.4f}" for key, value in sorted(summary["median"].items())))
+  return all_results
+
+
+def main(argv):
+  del argv
+  try:
+    _parse_gin(flags.FLAGS.gin_file, flags.FLAGS.gin_param)
+    run(flags.FLAGS.task, flags.FLAGS.glue_dir, flags.FLAGS.init_checkpoint,
+        flags.FLAGS.model_dir, flags.FLAGS.vocab_file, flags.FLAGS.lower_case,
+        flags.FLAGS.num_seeds)
+  except _USER_ERRORS as error:
+    if flags.FLAGS.verbose:
+      raise
+    print(f"error: {error}", file=sys.stderr)
+    sys.exit(1)
+
+
+if __name__ == "__main__":
+  flags.mark_flags_as_required(["task", "glue_dir", "model_dir"])
+  app.run(main)

@@ -1,0 +1,294 @@
+"""Fine-tunes a pretrained ELECTRA discriminator on one GLUE task, over seeds.
+
+The recipe (Clark et al., 2020, Section 4 and Appendix A; ELECTRA_REFERENCE.md
+Section 4): `[CLS]` -> dropout -> dense head, cross-entropy (MSE for STS-B),
+the original AdamW (eps 1e-6, weight decay 0.01, no bias correction), warm-up
+over the first 10% of steps then linear decay to 0, layer-wise learning-rate
+decay, gradient global norm clipped to 1.0, batch 32, Keras `compile`/`fit`.
+
+Layout of a task's output directory:
+
+    <task_dir>/eval_results.json     per-seed metrics, their median, the chosen seed
+    <task_dir>/seed_<s>/             one fine-tuning run
+        finetuned_model.json, vocab.txt, checkpoint/   (what export reads)
+        eval_results.json, predictions/<TASK>.tsv, logs/ (TensorBoard)
+"""
+
+import dataclasses
+import os
+import shutil
+import sys
+import time
+from typing import Optional
+
+from absl import logging
+import numpy as np
+import tensorflow as tf
+import tf_keras
+
+from official_electra.data import glue
+from official_electra.finetuning import dev_metrics_callback
+from official_electra.finetuning import inputs
+from official_electra.finetuning import outputs
+from official_electra.finetuning import tasks
+from official_electra.modeling import checkpoints
+from official_electra.modeling import encoder_config as encoder_config_lib
+from official_electra.modeling.models import electra_classifier
+from official_electra.optimization import layerwise_decay
+from official_electra.optimization import optimizer_factory
+
+CHECKPOINT_PREFIX = os.path.join("checkpoint", "classifier")
+VOCAB_FILE = "vocab.txt"
+
+
+@dataclasses.dataclass(frozen=True)
+class FinetuneHyperparameters:
+  """The fine-tuning recipe; defaults are ELECTRA-Small's (paper, Table 7).
+
+  Attributes:
+    learning_rate: peak learning rate (Small 3e-4 in the paper, 1e-4 in the
+      code; Base 1e-4; Large 5e-5).
+    layerwise_decay_rate: 0.8 for Small and Base, 0.9 for Large.
+    layerwise_decay_rule: `paper` or `original_code`; see
+      `optimization/layerwise_decay.py`.
+    batch_size: training batch size.
+    eval_batch_size: batch size for dev and test prediction.
+    num_train_epochs: None for the task's recipe (10 RTE/STS-B, 3 otherwise).
+    warmup_proportion: fraction of steps of linear warm-up.
+    weight_decay_rate: decoupled weight decay (0.01 as in the original code).
+    dropout_rate: dropout of the classification head.
+    gradient_clip_norm: global-norm gradient clipping.
+    max_seq_length: packed sequence length.
+    max_train_examples: if set, train on the first this many examples of the
+      shuffled training set (for quick runs); None uses all.
+  """
+  learning_rate: float = 3e-4
+  layerwise_decay_rate: float = 0.8
+  layerwise_decay_rule: str = "paper"
+  batch_size: int = 32
+  eval_batch_size: int = 128
+  num_train_epochs: Optional[int] = None
+  warmup_proportion: float = 0.1
+  weight_decay_rate: float = 0.01
+  dropout_rate: float = 0.1
+  gradient_clip_norm: float = 1.0
+  max_seq_length: int = 128
+  max_train_examples: Optional[int] = None
+
+
+@dataclasses.dataclass
+class EncodedTask:
+  """A task's splits as packed inputs (see `inputs.encode_examples`).
+
+  Attributes:
+    task: the GlueTask.
+    train_features, train_labels: training inputs `[n, seq]` and labels `[n]`.
+    dev_sets: `{split: (features, labels)}`.
+    test_sets: `{split: (features, example_ids)}`.
+  """
+  task: tasks.GlueTask
+  train_features: dict
+  train_labels: np.ndarray
+  dev_sets: dict
+  test_sets: dict
+
+
+def encode_task(task: tasks.GlueTask, glue_dir: str, tokenizer,
+                hyperparameters: FinetuneHyperparameters) -> EncodedTask:
+  """Reads a task's train, dev and test files and packs them.
+
+  Test files that are absent are skipped (with a warning); train and dev files
+  are required. Raises glue.GlueDataError for missing or malformed files.
+  """
+  max_seq_length = hyperparameters.max_seq_length
+  train_examples = glue.read_split(glue_dir, task.name, "train")
+  if hyperparameters.max_train_examples is not None:
+    order = np.random.default_rng(0).permutation(len(train_examples))
+    train_examples = [train_examples[i]
+                      for i in order[:hyperparameters.max_train_examples]]
+  if task.train_on_swapped_pairs:
+    train_examples = inputs.swap_pairs(train_examples)
+  dev_sets = {}
+  for split in task.dev_splits:
+    examples = glue.read_split(glue_dir, task.name, split)
+    dev_sets[split] = (inputs.encode_examples(examples, tokenizer, max_seq_length),
+                       task.encode_labels(examples))
+  test_sets = {}
+  for split in task.test_splits:
+    if not os.path.isfile(glue.split_path(glue_dir, task.name, split)):
+      logging.warning("%s: no %s split, so no submission file for it",
+                      task.name, split)
+      continue
+    examples = glue.read_split(glue_dir, task.name, split)
+    test_sets[split] = (inputs.encode_examples(examples, tokenizer, max_seq_length),
+                        [example.example_id for example in examples])
+  return EncodedTask(
+      task=task,
+      train_features=inputs.encode_examples(train_examples, tokenizer,
+                                            max_seq_length),
+      train_labels=task.encode_labels(train_examples),
+      dev_sets=dev_sets,
+      test_sets=test_sets)
+
+
+def build_classifier(encoder_config: encoder_config_lib.EncoderConfig,
+                     task: tasks.GlueTask,
+                     hyperparameters: FinetuneHyperparameters,
+                     init_checkpoint: Optional[str] = None
+                     ) -> electra_classifier.ElectraClassifier:
+  """A built classifier, its encoder restored from `init_checkpoint` if given."""
+  encoder = encoder_config_lib.build_encoder(encoder_config)
+  dummy_inputs = {key: tf.zeros([1, 2], tf.int32) for key in
+                  ("input_word_ids", "input_mask", "input_type_ids")}
+  encoder(dummy_inputs)
+  if init_checkpoint:
+    prefix = checkpoints.restore_discriminator(encoder, init_checkpoint)
+    logging.info("restored the discriminator from %s", prefix)
+  classifier = electra_classifier.ElectraClassifier(
+      encoder, task.num_outputs, dropout_rate=hyperparameters.dropout_rate,
+      gradient_clip_norm=hyperparameters.gradient_clip_norm)
+  classifier(dummy_inputs)
+  return classifier
+
+
+def _compile(classifier, task, hyperparameters, num_train_steps):
+  multipliers = layerwise_decay.layerwise_learning_rate_multipliers(
+      num_layers=classifier.encoder.num_layers,
+      decay_rate=hyperparameters.layerwise_decay_rate,
+      rule=hyperparameters.layerwise_decay_rule)
+  optimizer = optimizer_factory.create_optimizer(
+      "adamw",
+      peak_learning_rate=hyperparameters.learning_rate,
+      num_train_steps=num_train_steps,
+      num_warmup_steps=int(hyperparameters.warmup_proportion * num_train_steps),
+      weight_decay_rate=hyperparameters.weight_decay_rate,
+      learning_rate_multipliers=multipliers)
+  if task.is_regression:
+    loss = tf_keras.losses.MeanSquaredError()
+    metrics = []
+  else:
+    loss = tf_keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+    metrics = [tf_keras.metrics.SparseCategoricalAccuracy(name="accuracy")]
+  classifier.compile(optimizer=optimizer, loss=loss, metrics=metrics)
+
+
+def _write_model_files(classifier, run_dir, task, encoder_config,
+                       hyperparameters, tokenizer):
+  """The checkpoint and what export needs to rebuild and tokenize."""
+  tf.train.Checkpoint(classifier=classifier).write(
+      os.path.join(run_dir, CHECKPOINT_PREFIX))
+  shutil.copyfile(tokenizer.vocab_file, os.path.join(run_dir, VOCAB_FILE))
+  outputs.write_json(os.path.join(run_dir, outputs.FINETUNED_MODEL_FILE), {
+      "task": task.name,
+      "encoder_config": dataclasses.asdict(encoder_config),
+      "num_outputs": task.num_outputs,
+      "dropout_rate": hyperparameters.dropout_rate,
+      "max_seq_length": hyperparameters.max_seq_length,
+      "vocab_file": VOCAB_FILE,
+      "vocab_sha256": tokenizer.vocab_sha256,
+      "lower_case": tokenizer.lower_case,
+      "checkpoint": CHECKPOINT_PREFIX,
+  })
+
+
+def finetune_seed(encoded: EncodedTask, encoder_config, init_checkpoint,
+                  hyperparameters: FinetuneHyperparameters, tokenizer,
+                  seed: int, run_dir: str) -> dict:
+  """Fine-tunes once and writes `run_dir` (see the module docstring).
+
+  Returns:
+    `{metric_key: value}` on the dev splits after the last epoch.
+  """
+  task = encoded.task
+  tf_keras.utils.set_random_seed(seed)
+  classifier = build_classifier(encoder_config, task, hyperparameters,
+                                init_checkpoint)
+  num_epochs = hyperparameters.num_train_epochs or task.num_train_epochs
+  steps_per_epoch = len(encoded.train_labels) // hyperparameters.batch_size
+  if steps_per_epoch < 1:
+    raise glue.GlueDataError(
+        f"{task.name}: {len(encoded.train_labels)} training examples make no "
+        f"batch of {hyperparameters.batch_size}; lower the batch size")
+  _compile(classifier, task, hyperparameters, steps_per_epoch * num_epochs)
+  train_dataset = inputs.make_dataset(
+      encoded.train_features, encoded.train_labels, hyperparameters.batch_size,
+      training=True, seed=seed)
+  dev_sets = {split: (inputs.make_dataset(features, None,
+                                          hyperparameters.eval_batch_size,
+                                          training=False), labels)
+              for split, (features, labels) in encoded.dev_sets.items()}
+  log_dir = os.path.join(run_dir, "logs")
+  dev_callback = dev_metrics_callback.DevMetricsCallback(task, dev_sets, log_dir)
+  start = time.time()
+  classifier.fit(
+      train_dataset, epochs=num_epochs,
+      callbacks=[dev_callback,
+                 tf_keras.callbacks.TensorBoard(log_dir=log_dir, update_freq=50)],
+      verbose=1 if sys.stdout.isatty() else 2)
+  train_seconds = time.time() - start
+  for split, submission_file in zip(task.test_splits, task.submission_files):
+    if split not in encoded.test_sets:
+      continue
+    features, example_ids = encoded.test_sets[split]
+    model_outputs = classifier.predict(
+        inputs.make_dataset(features, None, hyperparameters.eval_batch_size,
+                            training=False), verbose=0)
+    predictions = dev_metrics_callback.predictions_from_outputs(task,
+                                                                model_outputs)
+    outputs.write_submission(
+        os.path.join(run_dir, "predictions", submission_file), example_ids,
+        task.prediction_strings(predictions))
+  _write_model_files(classifier, run_dir, task, encoder_config, hyperparameters,
+                     tokenizer)
+  metrics = dev_callback.latest_metrics
+  outputs.write_json(os.path.join(run_dir, outputs.EVAL_RESULTS_FILE), {
+      "task": task.name, "seed": seed, "metrics": metrics,
+      "num_train_examples": len(encoded.train_labels),
+      "num_train_steps": steps_per_epoch * num_epochs,
+      "train_seconds": round(train_seconds, 1)})
+  return metrics
+
+
+def finetune_task(task_name: str, glue_dir: str, tokenizer, encoder_config,
+                  init_checkpoint: Optional[str],
+                  hyperparameters: FinetuneHyperparameters, num_seeds: int,
+                  model_dir: str) -> dict:
+  """Fine-tunes `num_seeds` times on one task and summarises the seeds.
+
+  A seed whose `eval_results.json` already exists is not rerun (a run that was
+  interrupted resumes with the next seed). Test predictions of the seed with
+  the median score are copied to `<model_dir>/submission/`.
+
+  Returns:
+    The task summary (see `outputs.summarize_seeds`), also written to
+    `<model_dir>/<task>/eval_results.json`.
+  """
+  task = tasks.get_task(task_name)
+  task_dir = os.path.join(model_dir, task.name)
+  encoded = None
+  seed_metrics = {}
+  for seed in range(num_seeds):
+    run_dir = os.path.join(task_dir, f"seed_{seed}")
+    results_path = os.path.join(run_dir, outputs.EVAL_RESULTS_FILE)
+    if tf.io.gfile.exists(results_path):
+      seed_metrics[seed] = outputs.read_json(results_path)["metrics"]
+      logging.info("%s seed %d: already done, reusing %s", task.name, seed,
+                   results_path)
+      continue
+    if encoded is None:
+      encoded = encode_task(task, glue_dir, tokenizer, hyperparameters)
+    seed_metrics[seed] = finetune_seed(encoded, encoder_config, init_checkpoint,
+                                       hyperparameters, tokenizer, seed, run_dir)
+  summary = outputs.summarize_seeds(seed_metrics, task.score_key)
+  summary["task"] = task.name
+  outputs.write_json(os.path.join(task_dir, outputs.EVAL_RESULTS_FILE), summary)
+  selected_dir = os.path.join(task_dir, f"seed_{summary['selected_seed']}",
+                              "predictions")
+  for submission_file in task.submission_files:
+    source = os.path.join(selected_dir, submission_file)
+    if tf.io.gfile.exists(source):
+      with tf.io.gfile.GFile(source) as prediction_file:
+        outputs.write_text_atomically(
+            os.path.join(model_dir, "submission", submission_file),
+            prediction_file.read())
+  return summary
