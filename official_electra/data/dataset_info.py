@@ -1,0 +1,124 @@
+"""`dataset_info.json`: how a pretraining dataset was built, checked at load.
+
+`tfrecords_tools.build_pretraining_dataset` writes it beside the shards, last
+(so a directory with it is complete); the pretraining loader reads it to catch
+a vocabulary or sequence length that does not match the model.
+"""
+
+import dataclasses
+import json
+import os
+from typing import Optional
+
+DATASET_INFO_FILENAME = "dataset_info.json"
+FORMAT_VERSION = 1
+
+
+class DatasetInfoError(ValueError):
+  """A dataset that does not fit the model or is unreadable; says the fix."""
+
+
+@dataclasses.dataclass(frozen=True)
+class DatasetInfo:
+  """What a dataset directory holds and how it was made.
+
+  Attributes:
+    vocab_sha256: hex sha256 of the vocabulary file.
+    vocab_size: lines in the vocabulary (the model's vocab_size).
+    lower_case: whether text was lower-cased and accents stripped.
+    max_seq_length: the fixed length of every record.
+    special_token_ids: ids of `[PAD] [UNK] [CLS] [SEP] [MASK]`.
+    seed: the packing seed.
+    shard_files: shard file names (relative to the directory), in order.
+    shard_sizes: bytes of each shard, to catch a truncated file.
+    num_documents: documents read.
+    num_tokens: WordPiece tokens of the corpus (without `[CLS]`/`[SEP]`).
+    num_truncated_tokens: corpus tokens left out by the packing rules.
+    num_examples: records written.
+    num_replaced_bytes: non-UTF-8 input bytes replaced (and then dropped).
+    num_malformed_json_lines: JSON Lines rows skipped (not JSON, no `text`).
+    input_files: the corpus files read.
+    skipped_files: `{path: reason}` for empty or binary inputs.
+    build_fingerprint: hash of inputs and flags, to recognise a rerun.
+    format_version: version of this file's layout.
+  """
+  vocab_sha256: str
+  vocab_size: int
+  lower_case: bool
+  max_seq_length: int
+  special_token_ids: dict
+  seed: int
+  shard_files: list
+  shard_sizes: list
+  num_documents: int
+  num_tokens: int
+  num_truncated_tokens: int
+  num_examples: int
+  num_replaced_bytes: int = 0
+  num_malformed_json_lines: int = 0
+  input_files: list = dataclasses.field(default_factory=list)
+  skipped_files: dict = dataclasses.field(default_factory=dict)
+  build_fingerprint: str = ""
+  format_version: int = FORMAT_VERSION
+
+  @property
+  def num_shards(self) -> int:
+    return len(self.shard_files)
+
+  def write(self, directory: str) -> str:
+    """Writes `directory/dataset_info.json` atomically; returns its path."""
+    path = os.path.join(directory, DATASET_INFO_FILENAME)
+    temporary_path = path + ".tmp"
+    with open(temporary_path, "w", encoding="utf-8") as info_file:
+      json.dump(dataclasses.asdict(self), info_file, indent=2, sort_keys=True)
+      info_file.write("\n")
+    os.replace(temporary_path, path)
+    return path
+
+  def check_compatible(self, path: str, vocab_size: Optional[int],
+                       max_seq_length: int) -> None:
+    """Raises DatasetInfoError if the model's sizes differ from the data's.
+
+    Args:
+      path: the json file, for the message.
+      vocab_size: the model's vocabulary size; None skips that check.
+      max_seq_length: the model's sequence length.
+    """
+    if vocab_size is not None and vocab_size != self.vocab_size:
+      raise DatasetInfoError(
+          f"{path}: the data was tokenized with a vocabulary of "
+          f"{self.vocab_size} tokens but the model has vocab_size="
+          f"{vocab_size}: use the same vocabulary for both (sha256 "
+          f"{self.vocab_sha256[:12]}...) or rebuild the data")
+    if max_seq_length != self.max_seq_length:
+      raise DatasetInfoError(
+          f"{path}: the records have max_seq_length={self.max_seq_length} "
+          f"but the model reads max_seq_length={max_seq_length}: set "
+          f"max_seq_length={self.max_seq_length} or rebuild the data with "
+          f"--max_seq_length={max_seq_length}")
+
+
+def read_dataset_info(directory: str) -> Optional[DatasetInfo]:
+  """Reads `directory/dataset_info.json`; None if there is none.
+
+  Raises:
+    DatasetInfoError: the file exists but is not a valid dataset_info.json.
+  """
+  path = os.path.join(directory, DATASET_INFO_FILENAME)
+  if not os.path.exists(path):
+    return None
+  try:
+    with open(path, encoding="utf-8") as info_file:
+      fields = json.load(info_file)
+    if fields.get("format_version") != FORMAT_VERSION:
+      raise DatasetInfoError(
+          f"{path} has format_version {fields.get('format_version')!r}, this "
+          f"code reads {FORMAT_VERSION}: rebuild the data with this version "
+          "of tfrecords_tools")
+    return DatasetInfo(**fields)
+  except (OSError, ValueError, TypeError) as error:
+    if isinstance(error, DatasetInfoError):
+      raise
+    raise DatasetInfoError(
+        f"{path} is not a valid dataset_info.json ({error}): rebuild the data "
+        "or delete the file to load the records unchecked") from None

@@ -1,0 +1,309 @@
+r"""Builds ELECTRA pretraining TFRecords from a text corpus.
+
+  python -m tfrecords_tools.build_pretraining_dataset --input='corpus/*.txt' \
+      --vocab_file=vocab.txt --output_dir=data --max_seq_length=128 \
+      --lower_case --num_shards=16 --num_workers=2 --seed=0
+
+Inputs: plain text (one sentence or paragraph per line, a blank line between
+documents), JSON Lines with a `text` field (`*.jsonl`), either possibly
+`.gz`/`.bz2`. Empty and binary files are skipped with a warning; invalid UTF-8
+bytes are replaced and counted (see `corpus_reader`, `unit_processor`).
+
+Tokenization is `official_electra.tokenization.WordpieceTokenizer` (BERT's
+ids). Packing, segments and truncation follow the original tool exactly (the
+rules are in `example_packer`'s docstring); tokens dropped by truncation are
+counted in `num_truncated_tokens`.
+
+Output: `pretrain_data.tfrecord-SSSSS-of-NNNNN` (features `input_ids`,
+`input_mask`, `segment_ids`, int64 `[max_seq_length]`, interchangeable with
+the original tool's records) and, last, `dataset_info.json`.
+
+Guarantees:
+- Streaming: the corpus is read once in units of at most 1 MiB, with a
+  bounded number in flight, so memory does not grow with the corpus.
+- Deterministic: the bytes written depend only on the input files, the
+  vocabulary, `--max_seq_length`, `--lower_case`, `--num_shards` and `--seed`,
+  not on `--num_workers` (each unit has its own random source). Shard k holds
+  the documents that start in the k-th slice of the corpus bytes.
+- Atomic and resumable: shards are written under `.tmp` names and renamed
+  when complete; after a kill, rerunning the same command skips the complete
+  shards and yields the same bytes as an uninterrupted run. A directory is
+  complete when `dataset_info.json` exists.
+"""
+
+import collections
+import hashlib
+import json
+import multiprocessing
+import os
+import sys
+import time
+
+from absl import app
+from absl import flags
+
+from official_electra.data import dataset_info as dataset_info_lib
+from official_electra.tokenization import vocabulary as vocabulary_lib
+from tfrecords_tools import corpus_reader
+from tfrecords_tools import shard_writer
+from tfrecords_tools import unit_processor
+from tfrecords_tools.errors import BuildError
+
+_MIN_UNIT_BYTES = 4 << 10
+_MAX_UNIT_BYTES = 1 << 20
+_UNITS_IN_FLIGHT_PER_WORKER = 2
+_PROGRESS_SECONDS = 5.0
+_COUNT_NAMES = ("num_documents", "num_tokens", "num_truncated_tokens",
+                "num_examples", "num_replaced_bytes",
+                "num_malformed_json_lines")
+
+
+def _log(message: str) -> None:
+  print(message, file=sys.stderr, flush=True)
+
+
+def _unit_bytes(total_bytes: int, num_shards: int) -> int:
+  """About four units per shard, between 4 KiB and 1 MiB."""
+  return min(_MAX_UNIT_BYTES,
+             max(_MIN_UNIT_BYTES, total_bytes // (4 * num_shards)))
+
+
+def _fingerprint(settings: dict) -> str:
+  return hashlib.sha256(
+      json.dumps(settings, sort_keys=True).encode()).hexdigest()
+
+
+class _InProcessResult:
+  """The `AsyncResult` interface for work done in this process."""
+
+  def __init__(self, value):
+    self._value = value
+
+  def get(self):
+    return self._value
+
+
+class _Progress:
+  """Counts of the whole build and a periodic progress line."""
+
+  def __init__(self, total_bytes: int, num_shards: int):
+    self.counts = collections.Counter()
+    self._total_bytes = total_bytes
+    self._num_shards = num_shards
+    self._start = self._last = time.monotonic()
+    self._new_tokens = 0
+
+  def add(self, counts: dict, processed: bool) -> None:
+    self.counts.update(counts)
+    if processed:
+      self._new_tokens += counts["num_tokens"]
+
+  def report(self, bytes_done: int, shards_done: int, force=False) -> None:
+    now = time.monotonic()
+    if not force and now - self._last < _PROGRESS_SECONDS:
+      return
+    self._last = now
+    rate = self._new_tokens / max(now - self._start, 1e-9)
+    _log(f"{100 * bytes_done / self._total_bytes:5.1f}% "
+         f"{self.counts['num_documents']:,} documents "
+         f"{self.counts['num_tokens']:,} tokens "
+         f"{self.counts['num_examples']:,} examples "
+         f"{shards_done}/{self._num_shards} shards {rate:,.0f} tokens/s")
+
+
+def build_pretraining_dataset(
+    input_patterns: str, vocab_file: str, output_dir: str,
+    max_seq_length: int = 128, lower_case: bool = True, num_shards: int = 16,
+    num_workers: int = 0, seed: int = 0
+) -> dataset_info_lib.DatasetInfo:
+  """Tokenizes, packs and writes a corpus; see the module docstring.
+
+  Args:
+    input_patterns: comma-separated globs of corpus files.
+    vocab_file: BERT-format WordPiece vocabulary.
+    output_dir: where shards and dataset_info.json go (created).
+    max_seq_length: the record length.
+    lower_case: BERT's `do_lower_case` (True for uncased vocabularies).
+    num_shards: the number of output files.
+    num_workers: worker processes; 0 works in this process.
+    seed: seed of the packing's random choices.
+
+  Returns:
+    The written (or, for a finished build, existing) `DatasetInfo`.
+
+  Raises:
+    BuildError, VocabularyError, DatasetInfoError: a problem the user can fix.
+  """
+  if num_shards < 1 or max_seq_length < 5 or num_workers < 0:
+    raise BuildError("need --num_shards >= 1, --max_seq_length >= 5 and "
+                     "--num_workers >= 0")
+  vocabulary = vocabulary_lib.load_vocabulary(vocab_file)
+  files, skipped = corpus_reader.inspect_corpus_files(
+      corpus_reader.find_corpus_files(input_patterns))
+  for path, reason in skipped.items():
+    _log(f"warning: skipping {path}: {reason}")
+  total_bytes = sum(f.num_bytes for f in files)
+  if not total_bytes:
+    raise BuildError(f"no text in --input={input_patterns!r} (all files empty "
+                     "or binary): point it at UTF-8 text files")
+  fingerprint = _fingerprint({
+      "format": dataset_info_lib.FORMAT_VERSION,
+      "vocab_sha256": vocabulary.sha256, "lower_case": bool(lower_case),
+      "max_seq_length": max_seq_length, "num_shards": num_shards,
+      "seed": seed, "inputs": [[f.path, f.num_bytes] for f in files]})
+  os.makedirs(output_dir, exist_ok=True)
+  existing = dataset_info_lib.read_dataset_info(output_dir)
+  if existing is not None:
+    if existing.build_fingerprint != fingerprint:
+      raise BuildError(
+          f"{output_dir} holds a finished dataset built from other inputs or "
+          "flags: use an empty --output_dir or delete it")
+    _log(f"{output_dir} is already complete")
+    return existing
+
+  shards = shard_writer.ShardSet(output_dir, num_shards, fingerprint)
+  shard_counts = [shards.completed_counts(s) for s in range(num_shards)]
+  progress = _Progress(total_bytes, num_shards)
+  for counts in filter(None, shard_counts):
+    progress.add(counts, processed=False)
+  worker_args = (vocabulary.path, bool(lower_case), max_seq_length, seed)
+  if num_workers:
+    pool = multiprocessing.get_context("spawn").Pool(
+        num_workers, initializer=unit_processor.init_worker,
+        initargs=worker_args)
+    submit = lambda unit: pool.apply_async(unit_processor.process_in_worker,
+                                           (unit,))
+  else:
+    pool = None
+    processor = unit_processor.UnitProcessor(*worker_args)
+    submit = lambda unit: _InProcessResult(processor(unit))
+
+  open_shards, next_to_finish = {}, 0  # shard: (writer, counts)
+  in_flight = collections.deque()
+
+  def finish_shards_before(shard):
+    nonlocal next_to_finish
+    while next_to_finish < shard:
+      if shard_counts[next_to_finish] is None:
+        writer, counts = open_shards.pop(next_to_finish, None) or (
+            shards.open(next_to_finish), collections.Counter())
+        counts = {name: int(counts[name]) for name in _COUNT_NAMES}
+        shards.complete(next_to_finish, writer, counts)
+        shard_counts[next_to_finish] = counts
+      next_to_finish += 1
+
+  def write(shard, result, end_offset):
+    finish_shards_before(shard)
+    if shard not in open_shards:
+      open_shards[shard] = (shards.open(shard), collections.Counter())
+    writer, shard_totals = open_shards[shard]
+    for record in result.records:
+      writer.write(record)
+    counts = {"num_documents": result.num_documents,
+              "num_tokens": result.num_tokens,
+              "num_truncated_tokens": result.num_truncated_tokens,
+              "num_examples": len(result.records),
+              "num_replaced_bytes": result.num_replaced_bytes,
+              "num_malformed_json_lines": result.num_malformed_json_lines}
+    shard_totals.update(counts)
+    progress.add(counts, processed=True)
+    progress.report(end_offset, next_to_finish)
+
+  try:
+    for unit in corpus_reader.iter_units(
+        files, _unit_bytes(total_bytes, num_shards)):
+      shard = unit.start * num_shards // total_bytes
+      if shard_counts[shard] is not None:
+        continue
+      in_flight.append((shard, unit.start + len(unit.data), submit(unit)))
+      while len(in_flight) > _UNITS_IN_FLIGHT_PER_WORKER * max(1, num_workers):
+        shard, end, result = in_flight.popleft()
+        write(shard, result.get(), end)
+    while in_flight:
+      shard, end, result = in_flight.popleft()
+      write(shard, result.get(), end)
+    finish_shards_before(num_shards)
+  finally:
+    if pool is not None:
+      pool.terminate()
+  progress.report(total_bytes, num_shards, force=True)
+
+  totals = collections.Counter()
+  for counts in shard_counts:
+    totals.update(counts)
+  if not totals["num_examples"]:
+    shards.remove_all()
+    raise BuildError(f"--input={input_patterns!r} holds no tokens: check that "
+                     "it is text in the vocabulary's language")
+  info = dataset_info_lib.DatasetInfo(
+      vocab_sha256=vocabulary.sha256, vocab_size=vocabulary.size,
+      lower_case=bool(lower_case), max_seq_length=max_seq_length,
+      special_token_ids=vocabulary.special_token_ids(), seed=seed,
+      shard_files=[shard_writer.shard_name(s, num_shards)
+                   for s in range(num_shards)],
+      shard_sizes=[os.path.getsize(shards.path(s)) for s in range(num_shards)],
+      input_files=[f.path for f in files], skipped_files=skipped,
+      build_fingerprint=fingerprint,
+      **{name: int(totals[name]) for name in _COUNT_NAMES})
+  info.write(output_dir)
+  shards.remove_state()
+  _summarize(info)
+  return info
+
+
+def _summarize(info: dataset_info_lib.DatasetInfo) -> None:
+  truncated = info.num_truncated_tokens / max(1, info.num_tokens)
+  _log(f"done: {info.num_documents:,} documents, {info.num_tokens:,} tokens, "
+       f"{info.num_examples:,} examples in {info.num_shards} shards; "
+       f"{info.num_truncated_tokens:,} tokens ({100 * truncated:.1f}%) cut by "
+       "truncation")
+  if info.num_replaced_bytes:
+    _log(f"warning: {info.num_replaced_bytes:,} bytes were not UTF-8; they "
+         "were replaced by U+FFFD and dropped")
+  if info.num_malformed_json_lines:
+    _log(f"warning: skipped {info.num_malformed_json_lines:,} JSON Lines rows "
+         "that are not objects with a string 'text' field")
+  if truncated > 0.1:
+    _log("warning: over 10% of the tokens were cut: lines longer than "
+         "--max_seq_length lose their end; split long paragraphs into "
+         "sentences, one per line")
+
+
+FLAGS = flags.FLAGS
+
+
+def define_flags() -> None:
+  flags.DEFINE_string("input", None, "Comma-separated globs of corpus files.")
+  flags.DEFINE_string("vocab_file", None, "WordPiece vocabulary (vocab.txt).")
+  flags.DEFINE_string("output_dir", None, "Directory for the shards.")
+  flags.DEFINE_integer("max_seq_length", 128, "Tokens per example.")
+  flags.DEFINE_bool("lower_case", True, "Lower-case and strip accents "
+                    "(uncased vocabularies); --nolower_case for cased ones.")
+  flags.DEFINE_integer("num_shards", 16, "Number of output files.")
+  flags.DEFINE_integer("num_workers", os.cpu_count() or 1,
+                       "Worker processes; 0 works in the main process.")
+  flags.DEFINE_integer("seed", 0, "Seed of the packing's random choices.")
+  flags.DEFINE_bool("verbose", False, "Show tracebacks of errors.")
+  flags.mark_flags_as_required(["input", "vocab_file", "output_dir"])
+
+
+def main(argv) -> None:
+  del argv  # Unused.
+  os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+  try:
+    build_pretraining_dataset(
+        FLAGS.input, FLAGS.vocab_file, FLAGS.output_dir,
+        max_seq_length=FLAGS.max_seq_length, lower_case=FLAGS.lower_case,
+        num_shards=FLAGS.num_shards, num_workers=FLAGS.num_workers,
+        seed=FLAGS.seed)
+  except (BuildError, vocabulary_lib.VocabularyError,
+          dataset_info_lib.DatasetInfoError) as error:
+    if FLAGS.verbose:
+      raise
+    _log(f"error: {error}")
+    sys.exit(1)
+
+
+if __name__ == "__main__":
+  define_flags()
+  app.run(main)
