@@ -84,6 +84,21 @@ def _json_lines_documents(text: str):
   return sentences, document_ends, malformed
 
 
+def read_sentences(unit: corpus_reader.CorpusUnit):
+  """Decodes a unit into sentences.
+
+  Returns:
+    `(sentences, document_ends, num_replaced_bytes, num_malformed_json_lines)`
+    where `document_ends[i]` says whether a document ends after sentence i.
+  """
+  text, replaced_bytes = _decode(unit.data)
+  if unit.kind == corpus_reader.JSON_LINES:
+    sentences, document_ends, malformed = _json_lines_documents(text)
+  else:
+    sentences, document_ends, malformed = _text_documents(text)
+  return sentences, document_ends, replaced_bytes, malformed
+
+
 class UnitProcessor:
   """Tokenizes, packs and serializes units; one per worker process."""
 
@@ -94,11 +109,7 @@ class UnitProcessor:
     self._seed = seed
 
   def __call__(self, unit: corpus_reader.CorpusUnit) -> UnitResult:
-    text, replaced_bytes = _decode(unit.data)
-    if unit.kind == corpus_reader.JSON_LINES:
-      sentences, document_ends, malformed = _json_lines_documents(text)
-    else:
-      sentences, document_ends, malformed = _text_documents(text)
+    sentences, document_ends, replaced_bytes, malformed = read_sentences(unit)
     token_ids, row_splits = self._tokenizer.tokenize_to_numpy(sentences)
     # The random source depends on the seed and the unit only, so the output
     # does not depend on how many workers share the units.

@@ -1,0 +1,202 @@
+"""The tf.data input pipeline of ELECTRA pretraining.
+
+Reads the TFRecords of `tfrecords_tools.build_pretraining_dataset` (or of the
+original ELECTRA tool), checks them against the model before training starts,
+and yields batches of model inputs. The dataset has no `py_function`, so
+`tf.train.Checkpoint(iterator=iter(dataset))` saves and restores the exact
+position.
+"""
+
+import glob
+import os
+from typing import Optional, Sequence, Union
+
+from absl import logging
+import tensorflow as tf
+
+from official_electra.data import dataset_info as dataset_info_lib
+from official_electra.data import pretraining_features
+
+DEFAULT_SHARD_GLOB = "pretrain_data.tfrecord-*"
+_IGNORED_SUFFIXES = (".tmp", ".json")
+_MAX_CYCLE_LENGTH = 8
+
+
+class PretrainingDataError(ValueError):
+  """Pretraining files that are missing, corrupt or do not fit the model."""
+
+
+def resolve_files(file_pattern: Union[str, Sequence[str]]) -> list[str]:
+  """The shard files a pattern names, sorted.
+
+  Args:
+    file_pattern: a glob, a comma-separated list of globs, a list of them, or
+      a dataset directory (its `pretrain_data.tfrecord-*` files). Temporary
+      (`.tmp`) and `.json` files never match.
+
+  Returns:
+    The files.
+
+  Raises:
+    PretrainingDataError: nothing matches.
+  """
+  patterns = ([file_pattern] if isinstance(file_pattern, str)
+              else list(file_pattern))
+  patterns = [p.strip() for text in patterns for p in text.split(",")
+              if p.strip()]
+  files = []
+  for pattern in patterns:
+    if os.path.isdir(pattern):
+      pattern = os.path.join(pattern, DEFAULT_SHARD_GLOB)
+    files += [path for path in tf.io.gfile.glob(pattern)
+              if not path.endswith(_IGNORED_SUFFIXES)]
+  if not files:
+    raise PretrainingDataError(
+        f"no pretraining files match {file_pattern!r}: build them with "
+        "`python -m tfrecords_tools.build_pretraining_dataset` or fix the "
+        "pattern")
+  return sorted(set(files))
+
+
+def _check_against_info(info, directory, files, vocab_size, max_seq_length):
+  path = os.path.join(directory, dataset_info_lib.DATASET_INFO_FILENAME)
+  info.check_compatible(path, vocab_size, max_seq_length)
+  expected_sizes = dict(zip(info.shard_files, info.shard_sizes))
+  for file in files:
+    expected = expected_sizes.get(os.path.basename(file))
+    if expected is not None and os.path.getsize(file) != expected:
+      raise PretrainingDataError(
+          f"{file} has {os.path.getsize(file)} bytes but {path} records "
+          f"{expected}: the file is truncated or changed; rebuild the dataset")
+
+
+def _check_first_record(file, vocab_size, max_seq_length):
+  """Checks an unlabelled file (no dataset_info.json) by its first record."""
+  spec = {name: tf.io.VarLenFeature(tf.int64)
+          for name in pretraining_features.FEATURE_NAMES}
+  try:
+    record = next(iter(tf.data.TFRecordDataset(file).take(1)), None)
+    if record is None:
+      return
+    features = tf.io.parse_single_example(record, spec)
+  except (tf.errors.DataLossError, tf.errors.InvalidArgumentError) as error:
+    raise PretrainingDataError(
+        f"{file} is not a TFRecord file of pretraining tf.train.Examples "
+        f"({error.message.splitlines()[0]}): rebuild it") from None
+  lengths = {name: int(tf.size(values.values))
+             for name, values in features.items()}
+  if set(lengths.values()) != {max_seq_length}:
+    raise PretrainingDataError(
+        f"{file}: the first record has feature lengths {lengths}, the model "
+        f"reads max_seq_length={max_seq_length}: set max_seq_length to the "
+        "records' length or rebuild the data")
+  input_ids = features["input_ids"].values
+  if vocab_size is not None and int(tf.reduce_max(input_ids)) >= vocab_size:
+    raise PretrainingDataError(
+        f"{file}: the first record has token id "
+        f"{int(tf.reduce_max(input_ids))}, outside the model's vocab_size="
+        f"{vocab_size}: use the vocabulary the data was built with")
+
+
+def check_files(files: Sequence[str], max_seq_length: int,
+                vocab_size: Optional[int] = None) -> None:
+  """Checks files against `dataset_info.json` beside them, or their first
+  record where there is none (records of the original tool; warns once).
+
+  Raises:
+    PretrainingDataError, DatasetInfoError: with the file and the fix.
+  """
+  by_directory = {}
+  for file in files:
+    by_directory.setdefault(os.path.dirname(file), []).append(file)
+  for directory, directory_files in sorted(by_directory.items()):
+    info = dataset_info_lib.read_dataset_info(directory)
+    if info is not None:
+      _check_against_info(info, directory, directory_files, vocab_size,
+                          max_seq_length)
+    else:
+      logging.log_first_n(
+          logging.WARNING, "%s has no %s (records of the original tool?): "
+          "checking the record length on the first record only", 1,
+          directory, dataset_info_lib.DATASET_INFO_FILENAME)
+      _check_first_record(directory_files[0], vocab_size, max_seq_length)
+
+
+def find_unreadable_file(files: Sequence[str]) -> Optional[str]:
+  """Reads every record; returns the first corrupt file, or None.
+
+  A read error in training ("corrupted record at N") does not say which file;
+  this does, at the cost of one full pass over the data.
+  """
+  for file in files:
+    try:
+      for _ in tf.data.TFRecordDataset(file):
+        pass
+    except tf.errors.DataLossError:
+      return file
+  return None
+
+
+def pretraining_dataset(
+    file_pattern: Union[str, Sequence[str]], global_batch_size: int,
+    max_seq_length: int, vocab_size: Optional[int] = None,
+    input_context: Optional[tf.distribute.InputContext] = None,
+    shuffle_buffer_size: int = 10000, seed: Optional[int] = None,
+    repeat: bool = True, shuffle: bool = True) -> tf.data.Dataset:
+  """Batches of pretraining inputs.
+
+  Files are split between input pipelines (`input_context`), shuffled,
+  repeated, interleaved, then records are shuffled, batched (incomplete
+  batches dropped) and parsed.
+
+  Args:
+    file_pattern: see `resolve_files`.
+    global_batch_size: examples per step over all replicas.
+    max_seq_length: the model's sequence length; must be the records'.
+    vocab_size: the model's vocabulary size, checked against the data's;
+      None skips the check.
+    input_context: from `strategy.distribute_datasets_from_function`; the
+      batch is then per replica.
+    shuffle_buffer_size: records in the shuffle buffer.
+    seed: seed of file and record shuffling; with it the order is repeatable.
+    repeat: cycle forever (training) or read once (evaluation).
+    shuffle: shuffle files and records.
+
+  Returns:
+    A dataset of dicts `input_word_ids`, `input_mask`, `input_type_ids`:
+    int32 `[batch, max_seq_length]`.
+
+  Raises:
+    PretrainingDataError, DatasetInfoError: missing files, files that do not
+      fit the model, a truncated shard, or too few files to shard.
+  """
+  files = resolve_files(file_pattern)
+  check_files(files, max_seq_length, vocab_size)
+  batch_size = global_batch_size
+  dataset = tf.data.Dataset.from_tensor_slices(files)
+  if input_context is not None:
+    batch_size = input_context.get_per_replica_batch_size(global_batch_size)
+    if input_context.num_input_pipelines > 1:
+      if len(files) < input_context.num_input_pipelines:
+        raise PretrainingDataError(
+            f"{len(files)} files for {input_context.num_input_pipelines} "
+            "input pipelines: rebuild the data with --num_shards of at least "
+            "the number of input pipelines")
+      dataset = dataset.shard(input_context.num_input_pipelines,
+                              input_context.input_pipeline_id)
+  if shuffle:
+    dataset = dataset.shuffle(len(files), seed=seed)
+  if repeat:
+    dataset = dataset.repeat()
+  dataset = dataset.interleave(
+      tf.data.TFRecordDataset,
+      cycle_length=min(len(files), _MAX_CYCLE_LENGTH),
+      num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
+  if shuffle:
+    dataset = dataset.shuffle(shuffle_buffer_size, seed=seed)
+  dataset = dataset.batch(batch_size, drop_remainder=True)
+  dataset = dataset.map(
+      lambda records: pretraining_features.parse_examples(records,
+                                                          max_seq_length),
+      num_parallel_calls=tf.data.AUTOTUNE)
+  return dataset.prefetch(tf.data.AUTOTUNE)

@@ -1,0 +1,218 @@
+"""Tests of build_pretraining_dataset: records, accounting, bad input,
+determinism, and resuming after SIGKILL."""
+
+import bz2
+import gzip
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from official_electra.data import dataset_info as dataset_info_lib
+from official_electra.data import pretraining_features
+from official_electra.tokenization import VocabularyError
+from official_electra.tokenization import WordpieceTokenizer
+from tfrecords_tools import build_pretraining_dataset as build_lib
+from tfrecords_tools import sample_corpus
+from tfrecords_tools.errors import BuildError
+
+_SEQ = 64
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory):
+  path = tmp_path_factory.mktemp("corpus") / "corpus.txt"
+  sample_corpus.write_stdlib_corpus(str(path), 200_000)
+  return path
+
+
+@pytest.fixture(scope="module")
+def built(corpus, bert_vocab_file, tmp_path_factory):
+  output_dir = tmp_path_factory.mktemp("built")
+  info = build_lib.build_pretraining_dataset(
+      str(corpus), str(bert_vocab_file), str(output_dir),
+      max_seq_length=_SEQ, num_shards=4, num_workers=0, seed=3)
+  return output_dir, info
+
+
+def _records(output_dir):
+  files = sorted(str(p) for p in output_dir.glob("pretrain_data.tfrecord-*"))
+  return [r.numpy() for r in tf.data.TFRecordDataset(files)]
+
+
+def _shard_bytes(output_dir):
+  return {p.name: p.read_bytes()
+          for p in sorted(output_dir.glob("pretrain_data.tfrecord-*"))}
+
+
+def test_records_have_the_original_layout_and_every_token(built, corpus,
+                                                          bert_vocab_file):
+  output_dir, info = built
+  tokenizer = WordpieceTokenizer(bert_vocab_file, lower_case=True)
+  records = _records(output_dir)
+  assert len(records) == info.num_examples > 100
+  features = tf.io.parse_example(
+      records, pretraining_features.feature_spec(_SEQ))
+  ids = features["input_ids"].numpy()
+  mask = features["input_mask"].numpy()
+  segments = features["segment_ids"].numpy()
+  lengths = mask.sum(axis=1)
+  for row, length in enumerate(lengths):
+    assert mask[row].tolist() == [1] * length + [0] * (_SEQ - length)
+    assert ids[row, 0] == tokenizer.cls_id and ids[row, length - 1] == tokenizer.sep_id
+    separators = np.flatnonzero(ids[row, :length] == tokenizer.sep_id)
+    assert len(separators) in (1, 2)
+    assert (segments[row, :separators[0] + 1] == 0).all()
+    assert (segments[row, separators[0] + 1:length] == 1).all()
+    assert (ids[row, length:] == tokenizer.pad_id).all()
+    assert (segments[row, length:] == 0).all()
+  # Every corpus token is in a record unless truncation cut it.
+  lines = [l.strip() for l in corpus.read_text().split("\n") if l.strip()]
+  corpus_tokens = len(tokenizer.tokenize_to_numpy(lines)[0])
+  written = int(lengths.sum()) - 2 * len(records) - int(
+      (segments.max(axis=1) == 1).sum())
+  assert info.num_tokens == corpus_tokens
+  assert written == info.num_tokens - info.num_truncated_tokens
+  assert info.num_documents == corpus.read_text().count("\n\n")
+
+
+def test_dataset_info_describes_the_build(built, bert_vocab_file):
+  output_dir, info = built
+  on_disk = dataset_info_lib.read_dataset_info(str(output_dir))
+  assert on_disk == info
+  assert info.vocab_size == 30522 and info.max_seq_length == _SEQ
+  assert info.lower_case and info.seed == 3 and info.num_shards == 4
+  assert info.special_token_ids["[CLS]"] == 101
+  assert info.shard_sizes == [
+      os.path.getsize(output_dir / name) for name in info.shard_files]
+  assert not list(output_dir.glob("*.tmp"))
+  assert not (output_dir / ".build_state").exists()
+
+
+def test_output_does_not_depend_on_workers(built, corpus, bert_vocab_file,
+                                           tmp_path):
+  build_lib.build_pretraining_dataset(
+      str(corpus), str(bert_vocab_file), str(tmp_path), max_seq_length=_SEQ,
+      num_shards=4, num_workers=2, seed=3)
+  assert _shard_bytes(tmp_path) == _shard_bytes(built[0])
+
+
+def test_seed_changes_the_packing(built, corpus, bert_vocab_file, tmp_path):
+  info = build_lib.build_pretraining_dataset(
+      str(corpus), str(bert_vocab_file), str(tmp_path), max_seq_length=_SEQ,
+      num_shards=4, num_workers=0, seed=4)
+  assert _shard_bytes(tmp_path) != _shard_bytes(built[0])
+  assert info.num_tokens == built[1].num_tokens
+
+
+def test_rerun_of_a_finished_build_changes_nothing_and_other_flags_fail(
+    built, corpus, bert_vocab_file):
+  output_dir, info = built
+  before = _shard_bytes(output_dir)
+  again = build_lib.build_pretraining_dataset(
+      str(corpus), str(bert_vocab_file), str(output_dir),
+      max_seq_length=_SEQ, num_shards=4, num_workers=0, seed=3)
+  assert again == info and _shard_bytes(output_dir) == before
+  with pytest.raises(BuildError, match="other inputs or flags"):
+    build_lib.build_pretraining_dataset(
+        str(corpus), str(bert_vocab_file), str(output_dir),
+        max_seq_length=_SEQ, num_shards=4, num_workers=0, seed=5)
+
+
+def test_formats_and_bad_input(tmp_path, bert_vocab_file):
+  text = "The first document.\nIts second line.\n\nAnother document here.\n"
+  inputs = tmp_path / "in"
+  inputs.mkdir()
+  (inputs / "a.txt").write_text(text)
+  (inputs / "b.txt.gz").write_bytes(gzip.compress(text.encode()))
+  (inputs / "c.txt.bz2").write_bytes(bz2.compress(text.encode()))
+  (inputs / "d.jsonl").write_text(
+      json.dumps({"text": "The first document.\nIts second line."}) + "\n" +
+      "not json\n" + json.dumps({"title": "no text"}) + "\n")
+  (inputs / "e.txt").write_bytes(b"Bad \xff\xfe bytes here.\n")
+  (inputs / "f.txt").write_bytes(b"")
+  (inputs / "g.txt").write_bytes(b"\x00\x01binary")
+  output_dir = tmp_path / "out"
+  info = build_lib.build_pretraining_dataset(
+      str(inputs / "*"), str(bert_vocab_file), str(output_dir),
+      max_seq_length=16, num_shards=2, num_workers=0)
+  assert info.num_replaced_bytes == 2
+  assert info.num_malformed_json_lines == 2
+  assert sorted(os.path.basename(p) for p in info.skipped_files) == [
+      "f.txt", "g.txt"]
+  assert info.num_documents == 3 * 2 + 1 + 1
+  tokens_per_copy = 8 + 4  # "the first document . its second line ." + 4.
+  assert info.num_tokens == 3 * tokens_per_copy + 8 + 4
+  assert len(_records(output_dir)) == info.num_examples == 8
+
+
+def test_empty_corpus_and_missing_vocabulary_leave_nothing(tmp_path,
+                                                           bert_vocab_file):
+  (tmp_path / "empty.txt").write_text("\n\n")
+  (tmp_path / "controls.txt").write_text("\x07\x08\n")
+  output_dir = tmp_path / "out"
+  with pytest.raises(BuildError, match="no text"):
+    build_lib.build_pretraining_dataset(
+        str(tmp_path / "empty.txt"), str(bert_vocab_file), str(output_dir))
+  with pytest.raises(BuildError, match="holds no tokens"):
+    build_lib.build_pretraining_dataset(
+        str(tmp_path / "controls.txt"), str(bert_vocab_file), str(output_dir),
+        num_workers=0)
+  assert not [p for p in output_dir.iterdir()]
+  with pytest.raises(VocabularyError, match="missing_vocab.txt"):
+    build_lib.build_pretraining_dataset(
+        str(tmp_path / "controls.txt"), str(tmp_path / "missing_vocab.txt"),
+        str(output_dir))
+
+
+def _run_tool(corpus, vocab, output_dir, *extra):
+  return subprocess.Popen(
+      [sys.executable, "-m", "tfrecords_tools.build_pretraining_dataset",
+       f"--input={corpus}", f"--vocab_file={vocab}",
+       f"--output_dir={output_dir}", f"--max_seq_length={_SEQ}",
+       "--num_shards=12", "--num_workers=0", "--seed=3", *extra],
+      cwd=os.path.dirname(os.path.dirname(os.path.dirname(__file__))),
+      stderr=subprocess.PIPE, text=True,
+      env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"})
+
+
+@pytest.mark.slow
+def test_killed_run_resumes_to_the_same_shards(tmp_path, bert_vocab_file):
+  corpus = tmp_path / "corpus.txt"
+  sample_corpus.write_stdlib_corpus(str(corpus), 1_000_000)
+  uninterrupted = tmp_path / "uninterrupted"
+  build_lib.build_pretraining_dataset(
+      str(corpus), str(bert_vocab_file), str(uninterrupted),
+      max_seq_length=_SEQ, num_shards=12, num_workers=0, seed=3)
+  killed = tmp_path / "killed"
+  process = _run_tool(corpus, bert_vocab_file, killed)
+  deadline = time.monotonic() + 120
+  while not list(killed.glob("pretrain_data.tfrecord-*-of-00012")):
+    assert process.poll() is None, process.stderr.read()
+    assert time.monotonic() < deadline
+    time.sleep(0.005)
+  process.send_signal(signal.SIGKILL)
+  process.wait()
+  complete = list(killed.glob("pretrain_data.tfrecord-*-of-00012"))
+  assert 1 <= len(complete) < 12, "the kill came too late to test resuming"
+  assert not (killed / dataset_info_lib.DATASET_INFO_FILENAME).exists()
+  rerun = _run_tool(corpus, bert_vocab_file, killed)
+  _, stderr = rerun.communicate(timeout=300)
+  assert rerun.returncode == 0, stderr
+  assert _shard_bytes(killed) == _shard_bytes(uninterrupted)
+  assert not list(killed.glob("*.tmp"))
+
+
+def test_command_line_error_is_one_line(tmp_path, corpus):
+  process = _run_tool(corpus, tmp_path / "nope.txt", tmp_path / "out")
+  _, stderr = process.communicate(timeout=300)
+  assert process.returncode == 1
+  assert stderr.strip().splitlines()[-1].startswith("error: cannot read "
+                                                    "vocabulary file")
+  assert "Traceback" not in stderr

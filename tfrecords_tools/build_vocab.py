@@ -1,0 +1,102 @@
+r"""Learns a WordPiece vocabulary from a corpus with tensorflow-text.
+
+  python -m tfrecords_tools.build_vocab --input='corpus/*.txt' \
+      --output=vocab.txt --vocab_size=30522 --lower_case
+
+Words are split exactly as `WordpieceTokenizer` splits them (BERT's
+normalisation), counted over the whole corpus (streamed; memory grows with the
+number of distinct words only), and given to tensorflow-text's WordPiece
+learner. The file starts with `[PAD] [UNK] [CLS] [SEP] [MASK]` (ids 0-4) and
+is written atomically.
+"""
+
+import collections
+import os
+import sys
+
+from absl import app
+from absl import flags
+import tensorflow as tf
+from tensorflow_text.tools.wordpiece_vocab import wordpiece_tokenizer_learner_lib
+
+from official_electra.tokenization import bert_text_normalization
+from official_electra.tokenization import vocabulary as vocabulary_lib
+from tfrecords_tools import corpus_reader
+from tfrecords_tools import unit_processor
+from tfrecords_tools.errors import BuildError
+
+_UNIT_BYTES = 1 << 20
+
+
+def count_words(input_patterns: str, lower_case: bool) -> collections.Counter:
+  """Counts of BERT-normalised words over the corpus files."""
+  files, skipped = corpus_reader.inspect_corpus_files(
+      corpus_reader.find_corpus_files(input_patterns))
+  for path, reason in skipped.items():
+    print(f"warning: skipping {path}: {reason}", file=sys.stderr)
+  split_words = tf.function(
+      lambda texts: bert_text_normalization.split_words(texts, lower_case),
+      input_signature=[tf.TensorSpec([None], tf.string)])
+  counts = collections.Counter()
+  for unit in corpus_reader.iter_units(files, _UNIT_BYTES):
+    sentences = unit_processor.read_sentences(unit)[0]
+    if sentences:
+      counts.update(split_words(tf.constant(sentences)).flat_values.numpy())
+  return collections.Counter(
+      {word.decode("utf-8"): count for word, count in counts.items()})
+
+
+def build_vocab(input_patterns: str, output: str, vocab_size: int,
+                lower_case: bool) -> list[str]:
+  """Learns and writes a vocabulary; returns its tokens.
+
+  Raises:
+    BuildError: no words in the corpus or too small a vocab_size.
+  """
+  special_tokens = list(vocabulary_lib.SPECIAL_TOKENS)
+  if vocab_size <= len(special_tokens):
+    raise BuildError(f"--vocab_size={vocab_size} leaves no room besides "
+                     f"{' '.join(special_tokens)}: use e.g. 30522")
+  word_counts = count_words(input_patterns, lower_case)
+  if not word_counts:
+    raise BuildError(f"--input={input_patterns!r} holds no words: point it at "
+                     "UTF-8 text files")
+  tokens = wordpiece_tokenizer_learner_lib.learn(
+      list(word_counts.items()), vocab_size, special_tokens)
+  temporary_path = output + ".tmp"
+  with open(temporary_path, "w", encoding="utf-8") as vocab_file:
+    vocab_file.write("".join(token + "\n" for token in tokens))
+  os.replace(temporary_path, output)
+  vocabulary_lib.load_vocabulary(output)
+  return tokens
+
+
+FLAGS = flags.FLAGS
+
+
+def define_flags() -> None:
+  flags.DEFINE_string("input", None, "Comma-separated globs of corpus files.")
+  flags.DEFINE_string("output", None, "The vocabulary file to write.")
+  flags.DEFINE_integer("vocab_size", 30522, "The largest vocabulary size.")
+  flags.DEFINE_bool("lower_case", True, "Lower-case and strip accents "
+                    "(an uncased vocabulary).")
+  flags.DEFINE_bool("verbose", False, "Show tracebacks of errors.")
+  flags.mark_flags_as_required(["input", "output"])
+
+
+def main(argv) -> None:
+  del argv  # Unused.
+  try:
+    tokens = build_vocab(FLAGS.input, FLAGS.output, FLAGS.vocab_size,
+                         FLAGS.lower_case)
+  except (BuildError, vocabulary_lib.VocabularyError) as error:
+    if FLAGS.verbose:
+      raise
+    print(f"error: {error}", file=sys.stderr)
+    sys.exit(1)
+  print(f"wrote {len(tokens)} tokens to {FLAGS.output}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+  define_flags()
+  app.run(main)
