@@ -172,7 +172,7 @@ def _compile(classifier, task, hyperparameters, num_train_steps):
   classifier.compile(optimizer=optimizer, loss=loss, metrics=metrics)
 
 
-def _write_model_files(classifier, run_dir, task, encoder_config,
+def save_finetuned_model(classifier, run_dir, task, encoder_config,
                        hyperparameters, tokenizer):
   """The checkpoint and what export needs to rebuild and tokenize."""
   tf.train.Checkpoint(classifier=classifier).write(
@@ -238,7 +238,7 @@ def finetune_seed(encoded: EncodedTask, encoder_config, init_checkpoint,
     outputs.write_submission(
         os.path.join(run_dir, "predictions", submission_file), example_ids,
         task.prediction_strings(predictions))
-  _write_model_files(classifier, run_dir, task, encoder_config, hyperparameters,
+  save_finetuned_model(classifier, run_dir, task, encoder_config, hyperparameters,
                      tokenizer)
   metrics = dev_callback.latest_metrics
   outputs.write_json(os.path.join(run_dir, outputs.EVAL_RESULTS_FILE), {

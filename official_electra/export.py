@@ -1,0 +1,50 @@
+"""Exports SavedModels for TF Serving.
+
+    python -m official_electra.export --finetuned_dir=runs/glue/SST-2 \
+      --export_dir=models/sst2/1
+
+`--finetuned_dir` takes a task folder written by `official_electra.finetune`
+(its median seed is exported) or one `seed_<s>` folder; the SavedModel's
+`serving_default` takes raw sentences and `serve_token_ids` token ids (see
+official_electra/serving/classifier_export.py).
+"""
+
+import sys
+
+from absl import app
+from absl import flags
+
+from official_electra.data import glue
+from official_electra.serving import classifier_export
+from official_electra.serving import op_allowlist
+from official_electra.tokenization import vocabulary
+
+flags.DEFINE_string("finetuned_dir", None, "Fine-tuned GLUE task or seed "
+                    "folder to export as a classifier.")
+flags.DEFINE_string("export_dir", None, "SavedModel folder to create.")
+flags.DEFINE_bool("verbose", False, "Show tracebacks of errors.")
+
+_USER_ERRORS = (classifier_export.ExportError, op_allowlist.UnservableOpsError,
+                glue.GlueDataError, vocabulary.VocabularyError)
+
+
+def main(argv):
+  del argv
+  try:
+    if flags.FLAGS.finetuned_dir:
+      run_dir = classifier_export.export_classifier(flags.FLAGS.finetuned_dir,
+                                                    flags.FLAGS.export_dir)
+      print(f"exported {run_dir} to {flags.FLAGS.export_dir}")
+    else:
+      raise classifier_export.ExportError(
+          "nothing to export: pass --finetuned_dir")
+  except _USER_ERRORS as error:
+    if flags.FLAGS.verbose:
+      raise
+    print(f"error: {error}", file=sys.stderr)
+    sys.exit(1)
+
+
+if __name__ == "__main__":
+  flags.mark_flag_as_required("export_dir")
+  app.run(main)

@@ -1,0 +1,171 @@
+"""A TF Serving SavedModel of a fine-tuned GLUE classifier.
+
+Two signatures:
+  `serving_default`: raw text. Single-sentence tasks take `sentence`, pair tasks
+    `sentence1` and `sentence2` (tf.string `[batch]`); the project's tokenizer
+    and core-TF packer run in the graph.
+  `serve_token_ids`: `input_word_ids`, `input_mask`, `input_type_ids` (int32
+    `[batch, seq_len]`), as packed by `WordpieceTokenizer.pack_inputs`.
+Both return, for classification, `label` (tf.string `[batch]`, GLUE's label
+strings), `label_id` (int32 `[batch]`) and `probabilities` (float32
+`[batch, num_labels]`); for STS-B, `score` (float32 `[batch]`).
+
+The export is written to a temporary folder, checked with
+`op_allowlist.check_serving_op_types` (only ops stock TF Serving registers),
+and renamed into place. Serving the raw-text signature from Python requires
+`import tensorflow_text` first (it registers the tokenizer's ops).
+"""
+
+import os
+import shutil
+
+import tensorflow as tf
+
+from official_electra.finetuning import outputs
+from official_electra.finetuning import tasks
+from official_electra.finetuning import trainer
+from official_electra.modeling import encoder_config as encoder_config_lib
+from official_electra.serving import op_allowlist
+from official_electra.tokenization import wordpiece_tokenizer
+
+
+class ExportError(ValueError):
+  """The fine-tuned folder or the export folder is unusable."""
+
+
+class ClassifierServingModule(tf.Module):
+  """The classifier and its tokenizer, with the two serving signatures.
+
+  Args:
+    classifier: a built `ElectraClassifier`.
+    tokenizer: the `WordpieceTokenizer` it was fine-tuned with.
+    task: the `GlueTask` (labels, single sentence or pair).
+    max_seq_length: length raw text is packed to.
+  """
+
+  def __init__(self, classifier, tokenizer, task: tasks.GlueTask,
+               max_seq_length: int):
+    super().__init__(name="glue_classifier")
+    self.classifier = classifier
+    self.tokenizer = tokenizer
+    self._task = task
+    self._max_seq_length = max_seq_length
+    if not task.is_regression:
+      self._label_strings = tf.constant(list(task.labels))
+
+  def _outputs(self, model_inputs):
+    logits = self.classifier(model_inputs, training=False)
+    if self._task.is_regression:
+      return {"score": logits[:, 0]}
+    label_ids = tf.argmax(logits, axis=-1, output_type=tf.int32)
+    return {"label": tf.gather(self._label_strings, label_ids),
+            "label_id": label_ids,
+            "probabilities": tf.nn.softmax(logits, axis=-1)}
+
+  def serve_token_ids(self, input_word_ids, input_mask, input_type_ids):
+    return self._outputs({"input_word_ids": input_word_ids,
+                          "input_mask": input_mask,
+                          "input_type_ids": input_type_ids})
+
+  def serve_text(self, *sentences):
+    segments = [self.tokenizer.tokenize(sentence) for sentence in sentences]
+    return self._outputs(self.tokenizer.pack_inputs(segments,
+                                                    self._max_seq_length))
+
+  def signatures(self):
+    """`{name: concrete function}` for `tf.saved_model.save`."""
+    ids_spec = tf.TensorSpec([None, None], tf.int32)
+    token_ids_function = tf.function(self.serve_token_ids).get_concrete_function(
+        input_word_ids=ids_spec, input_mask=ids_spec, input_type_ids=ids_spec)
+    text_spec = tf.TensorSpec([None], tf.string)
+    if self._task.is_pair_task:
+      text_function = tf.function(
+          lambda sentence1, sentence2: self.serve_text(sentence1, sentence2)
+      ).get_concrete_function(sentence1=text_spec, sentence2=text_spec)
+    else:
+      text_function = tf.function(
+          lambda sentence: self.serve_text(sentence)
+      ).get_concrete_function(sentence=text_spec)
+    return {"serving_default": text_function,
+            "serve_token_ids": token_ids_function}
+
+
+def resolve_finetuned_run(finetuned_dir: str) -> str:
+  """The seed folder to export: `finetuned_dir` itself or its selected seed.
+
+  Accepts a seed folder (`<model_dir>/<TASK>/seed_<s>`) or a task folder
+  (`<model_dir>/<TASK>`, whose eval_results.json names the median seed).
+  """
+  if tf.io.gfile.exists(os.path.join(finetuned_dir, outputs.FINETUNED_MODEL_FILE)):
+    return finetuned_dir
+  summary_path = os.path.join(finetuned_dir, outputs.EVAL_RESULTS_FILE)
+  if tf.io.gfile.exists(summary_path):
+    summary = outputs.read_json(summary_path)
+    if "selected_seed" in summary:
+      run_dir = os.path.join(finetuned_dir, f"seed_{summary['selected_seed']}")
+      if tf.io.gfile.exists(os.path.join(run_dir, outputs.FINETUNED_MODEL_FILE)):
+        return run_dir
+  raise ExportError(
+      f"{finetuned_dir}: no {outputs.FINETUNED_MODEL_FILE} here nor a task "
+      "summary naming a seed; pass --finetuned_dir=<model_dir>/<TASK> or "
+      "<model_dir>/<TASK>/seed_<s> written by official_electra.finetune")
+
+
+def load_finetuned_run(run_dir: str):
+  """Rebuilds `(classifier, tokenizer, task, max_seq_length)` from a seed folder."""
+  description = outputs.read_json(os.path.join(run_dir,
+                                               outputs.FINETUNED_MODEL_FILE))
+  task = tasks.get_task(description["task"])
+  tokenizer = wordpiece_tokenizer.WordpieceTokenizer(
+      os.path.join(run_dir, description["vocab_file"]),
+      lower_case=description["lower_case"])
+  config = encoder_config_lib.EncoderConfig.from_dict(
+      description["encoder_config"])
+  hyperparameters = trainer.FinetuneHyperparameters(
+      dropout_rate=description["dropout_rate"],
+      max_seq_length=description["max_seq_length"])
+  classifier = trainer.build_classifier(config, task, hyperparameters)
+  prefix = os.path.join(run_dir, description["checkpoint"])
+  try:
+    tf.train.Checkpoint(classifier=classifier).read(
+        prefix).assert_existing_objects_matched().expect_partial()
+  except (AssertionError, ValueError, tf.errors.NotFoundError) as error:
+    first_line = str(error).strip().splitlines()[0]
+    raise ExportError(f"{prefix}: cannot restore the classifier ({first_line}); "
+                      "the run folder is incomplete or from another "
+                      "version, fine-tune again") from None
+  return classifier, tokenizer, task, description["max_seq_length"]
+
+
+def export_classifier(finetuned_dir: str, export_dir: str) -> str:
+  """Writes the serving SavedModel of a fine-tuned run to `export_dir`.
+
+  Args:
+    finetuned_dir: a task or seed folder written by `official_electra.finetune`.
+    export_dir: the SavedModel folder to create (for TF Serving, a numbered
+      version folder such as `models/sst2/1`); it must not exist yet.
+
+  Returns:
+    The seed folder that was exported.
+
+  Raises:
+    ExportError: unusable input, or `export_dir` already exists.
+    op_allowlist.UnservableOpsError: the graph needs ops TF Serving lacks.
+  """
+  if tf.io.gfile.exists(export_dir):
+    raise ExportError(f"{export_dir} already exists; pass a new --export_dir "
+                      "(TF Serving reads numbered version folders)")
+  run_dir = resolve_finetuned_run(finetuned_dir)
+  classifier, tokenizer, task, max_seq_length = load_finetuned_run(run_dir)
+  module = ClassifierServingModule(classifier, tokenizer, task, max_seq_length)
+  temporary_dir = f"{export_dir.rstrip('/')}.tmp"
+  if tf.io.gfile.exists(temporary_dir):
+    shutil.rmtree(temporary_dir)
+  tf.saved_model.save(module, temporary_dir, signatures=module.signatures())
+  try:
+    op_allowlist.check_serving_op_types(temporary_dir)
+  except op_allowlist.UnservableOpsError:
+    shutil.rmtree(temporary_dir)
+    raise
+  tf.io.gfile.rename(temporary_dir, export_dir)
+  return run_dir
