@@ -75,6 +75,10 @@ def summarize_seeds(seed_metrics: Mapping[int, Mapping[str, float]],
   """
   if not seed_metrics:
     raise ValueError("no seeds to summarize")
+  # A metric read back from JSON as null (NaN when written) counts as NaN.
+  seed_metrics = {seed: {key: math.nan if value is None else value
+                         for key, value in metrics.items()}
+                  for seed, metrics in seed_metrics.items()}
   metric_keys = sorted(next(iter(seed_metrics.values())))
   median = {key: statistics.median(metrics[key] for metrics in seed_metrics.values())
             for key in metric_keys}

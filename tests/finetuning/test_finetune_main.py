@@ -1,0 +1,139 @@
+"""End-to-end tests of `python -m official_electra.finetune` on tiny data."""
+
+import json
+import os
+import subprocess
+import sys
+
+import gin
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from official_electra import finetune
+from official_electra.finetuning import tasks
+from official_electra.finetuning import trainer
+from official_electra.modeling import checkpoints
+from official_electra.modeling import encoder_config
+from official_electra.optimization import layerwise_decay
+
+_REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))))
+
+
+@pytest.fixture(autouse=True)
+def _clear_gin():
+  gin.clear_config()
+  yield
+  gin.clear_config()
+
+
+def _tiny_config(tiny_gin_file):
+  finetune._parse_gin([str(tiny_gin_file)], [])
+  return finetune.GinEncoderConfig()
+
+
+def test_finetunes_two_seeds_and_writes_every_output(
+    tmp_path, tiny_glue_dir, tiny_vocab_file, tiny_gin_file):
+  finetune._parse_gin([str(tiny_gin_file)], [])
+  model_dir = tmp_path / "run"
+  results = finetune.run("SST-2", str(tiny_glue_dir), None, str(model_dir),
+                         str(tiny_vocab_file), True, num_seeds=2)
+  summary = results["SST-2"]
+  assert set(summary["seeds"]) == {"0", "1"}
+  assert summary["median"]["accuracy"] >= 0.9
+  on_disk = json.loads((model_dir / "eval_results.json").read_text())
+  assert on_disk["SST-2"]["median"] == summary["median"]
+  submission = (model_dir / "submission" / "SST-2.tsv").read_text().splitlines()
+  assert submission[0] == "index\tprediction"
+  assert [row.split("\t")[0] for row in submission[1:]] == [
+      str(i) for i in range(10)]
+  assert {row.split("\t")[1] for row in submission[1:]} <= {"0", "1"}
+  seed_dir = model_dir / "SST-2" / "seed_0"
+  assert os.listdir(seed_dir / "logs" / "train")
+  assert os.listdir(seed_dir / "logs" / "dev")
+  assert (seed_dir / "checkpoint" / "classifier.index").is_file()
+  assert "glue_encoder.hidden_size = 32" in (
+      model_dir / "operative_config.gin").read_text()
+  # A rerun reuses the finished seeds instead of training again.
+  mtime = os.path.getmtime(seed_dir / "eval_results.json")
+  finetune.run("SST-2", str(tiny_glue_dir), None, str(model_dir),
+               str(tiny_vocab_file), True, num_seeds=2)
+  assert os.path.getmtime(seed_dir / "eval_results.json") == mtime
+
+
+def test_regression_pair_task_with_swapped_pairs(
+    tmp_path, tiny_glue_dir, tiny_vocab_file, tiny_gin_file):
+  finetune._parse_gin([str(tiny_gin_file)],
+                      ["glue_hyperparameters.num_train_epochs = 1"])
+  results = finetune.run("STS-B", str(tiny_glue_dir), None,
+                         str(tmp_path / "run"), str(tiny_vocab_file), True, 1)
+  assert set(results["STS-B"]["median"]) == {"pearson", "spearman"}
+  seed_results = json.loads(
+      (tmp_path / "run" / "STS-B" / "seed_0" / "eval_results.json").read_text())
+  assert seed_results["num_train_examples"] == 80  # 40 rows, both orders
+  scores = (tmp_path / "run" / "submission" / "STS-B.tsv").read_text()
+  assert len(scores.splitlines()) == 6
+  float(scores.splitlines()[1].split("\t")[1])
+
+
+def test_starts_from_a_pretraining_checkpoint(tmp_path, tiny_gin_file):
+  config = _tiny_config(tiny_gin_file)
+  pretrained = encoder_config.build_encoder(config)
+  pretrained({key: tf.zeros([1, 2], tf.int32) for key in
+              ("input_word_ids", "input_mask", "input_type_ids")})
+  for variable in pretrained.variables:
+    variable.assign(tf.fill(variable.shape, 0.5))
+  prefix = tf.train.Checkpoint(
+      model=tf.train.Checkpoint(discriminator_network=pretrained)).write(
+          str(tmp_path / "pretrain" / "ckpt-1"))
+  classifier = trainer.build_classifier(
+      config, tasks.get_task("RTE"), trainer.FinetuneHyperparameters(), prefix)
+  for variable in classifier.encoder.variables:
+    np.testing.assert_array_equal(variable.numpy(), 0.5)
+  smaller = encoder_config.EncoderConfig.from_dict(
+      dict(config.__dict__, hidden_size=16, num_attention_heads=1))
+  with pytest.raises(checkpoints.CheckpointError):
+    trainer.build_classifier(smaller, tasks.get_task("RTE"),
+                             trainer.FinetuneHyperparameters(), prefix)
+
+
+def test_command_line_errors_are_one_line(tmp_path, tiny_glue_dir,
+                                          tiny_vocab_file):
+  completed = subprocess.run(
+      [sys.executable, "-m", "official_electra.finetune", "--task=SST",
+       f"--glue_dir={tiny_glue_dir}", f"--vocab_file={tiny_vocab_file}",
+       f"--model_dir={tmp_path / 'run'}"],
+      cwd=_REPO_ROOT, capture_output=True, text=True,
+      env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"))
+  assert completed.returncode == 1
+  assert "error: unknown GLUE task 'SST'; valid tasks: CoLA, SST-2" in (
+      completed.stderr)
+  assert "Traceback" not in completed.stderr
+
+
+def test_malformed_row_is_reported_with_file_and_line(
+    tmp_path, tiny_glue_dir, tiny_vocab_file, tiny_gin_file):
+  finetune._parse_gin([str(tiny_gin_file)], [])
+  dev_file = tiny_glue_dir / "SST-2" / "dev.tsv"
+  dev_file.write_text(dev_file.read_text() + "a broken row\n")
+  with pytest.raises(finetune.glue.GlueDataError,
+                     match=r"SST-2/dev\.tsv:66: expected 2 tab-separated"):
+    finetune.run("SST-2", str(tiny_glue_dir), None, str(tmp_path / "run"),
+                 str(tiny_vocab_file), True, 1)
+
+
+def test_layerwise_decay_reaches_every_classifier_variable(tiny_gin_file):
+  classifier = trainer.build_classifier(
+      _tiny_config(tiny_gin_file), tasks.get_task("RTE"),
+      trainer.FinetuneHyperparameters())
+  multiplier = layerwise_decay.layerwise_learning_rate_multipliers(2, 0.5)
+  groups = {}
+  for variable in classifier.trainable_variables:
+    name = variable.name
+    group = ("head" if "classification_head" in name else
+             "layer_1" if "layer_1/" in name else
+             "layer_0" if "layer_0/" in name else "embeddings")
+    groups.setdefault(group, set()).add(multiplier(name))
+  assert groups == {"head": {1.0}, "layer_1": {0.5}, "layer_0": {0.25},
+                    "embeddings": {0.125}}
