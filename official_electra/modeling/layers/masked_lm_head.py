@@ -43,9 +43,10 @@ class MaskedLMHead(tf_keras.layers.Layer):
     with tf.name_scope(self.layer_norm.name):
       self.layer_norm.build(
           (None, None, self.embedding_layer.embedding_size))
+    # Added to float32 logits: not auto-cast to the compute dtype.
     self.output_bias = self.add_weight(
         "output_bias", shape=(self.embedding_layer.vocab_size,),
-        initializer="zeros")
+        initializer="zeros", experimental_autocast=False)
     super().build(input_shape)
 
   def call(self, sequence_output, positions=None):

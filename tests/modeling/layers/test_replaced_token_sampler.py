@@ -1,0 +1,64 @@
+"""The Gumbel-max sampler: exact softmax samples, no gradient, no one-hot."""
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from official_electra.modeling.layers import replaced_token_sampler
+
+
+def sample_counts(logits, temperature, num_draws):
+  sampler = replaced_token_sampler.ReplacedTokenSampler(temperature)
+  # [num_draws, 1, vocab]: many independent slots in one call.
+  tiled = tf.tile(tf.constant(logits, tf.float32)[tf.newaxis, tf.newaxis, :],
+                  [num_draws, 1, 1])
+  samples = sampler(tiled, seed=tf.constant([11, 12])).numpy().ravel()
+  return np.bincount(samples, minlength=len(logits))
+
+
+@pytest.mark.parametrize("temperature", [1.0, 0.5, 2.0])
+def test_sample_frequencies_match_tempered_softmax(temperature):
+  logits = np.array([2.0, 1.0, 0.5, 0.0, -1.0, -3.0])
+  num_draws = 40000
+  counts = sample_counts(logits, temperature, num_draws)
+  probs = np.exp(logits / temperature)
+  probs /= probs.sum()
+  expected = probs * num_draws
+  chi_square = ((counts - expected) ** 2 / expected).sum()
+  # 5 degrees of freedom: the 99.9% quantile of chi-square is 20.5.
+  assert chi_square < 20.5, (counts, expected)
+
+
+def test_wrong_temperature_is_detected_by_the_same_test():
+  # The goodness-of-fit check has power: T=1 samples fail against T=2 probs.
+  logits = np.array([2.0, 1.0, 0.5, 0.0, -1.0, -3.0])
+  counts = sample_counts(logits, 1.0, 40000)
+  probs = np.exp(logits / 2.0)
+  expected = probs / probs.sum() * 40000
+  assert ((counts - expected) ** 2 / expected).sum() > 20.5
+
+
+def test_no_gradient_flows_through_samples():
+  sampler = replaced_token_sampler.ReplacedTokenSampler()
+  logits = tf.Variable(tf.random.normal([2, 3, 7]))
+  with tf.GradientTape() as tape:
+    samples = sampler(logits, seed=tf.constant([1, 2]))
+    surrogate = tf.reduce_sum(tf.cast(samples, tf.float32))
+  assert tape.gradient(surrogate, logits) is None
+  assert samples.dtype == tf.int32 and samples.shape == (2, 3)
+
+
+def test_bfloat16_logits_sample_in_float32():
+  sampler = replaced_token_sampler.ReplacedTokenSampler()
+  logits = tf.cast(tf.random.normal([2, 3, 7]), tf.bfloat16)
+  samples = sampler(logits, seed=tf.constant([1, 2]))
+  assert samples.shape == (2, 3)
+
+
+def test_rejects_bad_temperature_and_round_trips_config():
+  with pytest.raises(ValueError, match="temperature"):
+    replaced_token_sampler.ReplacedTokenSampler(0.0)
+  sampler = replaced_token_sampler.ReplacedTokenSampler(0.7)
+  clone = replaced_token_sampler.ReplacedTokenSampler.from_config(
+      sampler.get_config())
+  assert clone.temperature == 0.7
