@@ -55,7 +55,8 @@ class WordpieceTokenizer(tf.Module):
         unknown_token="[UNK]",
         no_pretokenization=True)
     self._tokenize_batch = tf.function(
-        self.tokenize, input_signature=[tf.TensorSpec([None], tf.string)])
+        self.tokenize, input_signature=[tf.TensorSpec([None], tf.string)],
+        autograph=False)
 
   @property
   def vocab_size(self) -> int:
