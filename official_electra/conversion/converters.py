@@ -1,0 +1,125 @@
+"""The four conversions `official_electra.convert` offers, as library calls.
+
+Imports write a checkpoint directory in the project's layout (see
+`electra_parts.py`) that `official_electra.train --init_checkpoint` and
+`official_electra.finetune --init_checkpoint` read; exports read one.
+"""
+
+import dataclasses
+
+import numpy as np
+
+from official_electra.conversion import electra_parts
+from official_electra.conversion import hf_files
+from official_electra.conversion import tf1_files
+from official_electra.conversion import tf1_names
+from official_electra.modeling import encoder_config as encoder_config_lib
+
+_SMALL = encoder_config_lib.EncoderConfig()
+# The paper's discriminator sizes and generator fractions (Table 6;
+# ELECTRA_REFERENCE.md §4); the released checkpoints are the "++" versions:
+# Small++ has a full-size generator, Base++ and Large++ the fractions below.
+MODEL_SIZES = {
+    "small": (_SMALL, 0.25),
+    "small_plus_plus": (_SMALL, 1.0),
+    "base": (dataclasses.replace(
+        _SMALL, embedding_size=768, hidden_size=768, num_attention_heads=12,
+        intermediate_size=3072), 1 / 3),
+    "large": (dataclasses.replace(
+        _SMALL, embedding_size=1024, hidden_size=1024, num_layers=24,
+        num_attention_heads=16, intermediate_size=4096), 0.25),
+}
+
+
+def model_size_configs(model_size):
+  """`(discriminator_config, generator_config)` of a named model size."""
+  if model_size not in MODEL_SIZES:
+    raise electra_parts.ConversionError(
+        f"unknown model size {model_size!r}; choose one of "
+        f"{', '.join(MODEL_SIZES)} or pass the config JSON files")
+  discriminator_config, generator_fraction = MODEL_SIZES[model_size]
+  return discriminator_config, discriminator_config.scaled(generator_fraction)
+
+
+def import_hf(hf_dir, hf_generator_dir, output_dir, vocab_file=None):
+  """Hugging Face `ElectraForPreTraining` and/or `ElectraForMaskedLM` -> ours.
+
+  With both, the two files' embedding blocks must be equal (ELECTRA shares
+  them); with one, the checkpoint holds that tower only.
+
+  Returns:
+    The checkpoint prefix written.
+  """
+  towers = {tower: path for tower, path in (("discriminator", hf_dir),
+                                            ("generator", hf_generator_dir))
+            if path}
+  sources = {tower: hf_files.read_hf_dir(path) for tower, path in towers.items()}
+  configs = {tower: hf_files.encoder_config_from_hf(
+      hf_config, f"{towers[tower]}/{hf_files.CONFIG_FILE}")
+             for tower, (hf_config, _) in sources.items()}
+  model = electra_parts.build_model(
+      configs.get("discriminator"), configs.get("generator"),
+      electra_parts.special_token_ids_from(vocab_file))
+  weights = {}
+  for tower, (_, state) in sources.items():
+    names = [slot.name for slot in tf1_names.tower_slots(model, tower)]
+    tower_weights = hf_files.hf_state_to_tf1(state, names, tower, towers[tower])
+    _merge_shared(weights, tower_weights, towers)
+  tf1_names.assign_weights(model, weights, " and ".join(towers.values()))
+  return electra_parts.write_checkpoint_dir(model, output_dir, vocab_file)
+
+
+def _merge_shared(weights, tower_weights, towers):
+  differing = sorted(
+      name for name, value in tower_weights.items()
+      if name in weights and not np.array_equal(weights[name], value))
+  if differing:
+    raise electra_parts.ConversionError(
+        f"{' and '.join(towers.values())} have different embeddings "
+        f"({', '.join(differing)}); ELECTRA shares one embedding block "
+        "between generator and discriminator, so these are not the two halves "
+        "of one model: import the discriminator alone (--hf_dir only)")
+  weights.update(tower_weights)
+
+
+def import_tf1(tf1_checkpoint, discriminator_config, generator_config,
+               output_dir, vocab_file=None):
+  """An original TF1 ELECTRA checkpoint -> ours.
+
+  The generator is imported when the checkpoint has one (`generator/...`
+  names); `generator_config` is then required.
+
+  Returns:
+    The checkpoint prefix written.
+  """
+  weights = tf1_files.read_tf1_checkpoint(tf1_checkpoint)
+  has_generator = any(name.startswith(("generator/", "generator_predictions/"))
+                      for name in weights)
+  has_discriminator = any(name.startswith(("electra/encoder/",
+                                           "discriminator_predictions/"))
+                          for name in weights)
+  if has_generator and generator_config is None:
+    raise electra_parts.ConversionError(
+        f"{tf1_checkpoint} holds a generator: pass its config "
+        "(--model_size or --generator_config_json)")
+  model = electra_parts.build_model(
+      discriminator_config if has_discriminator else None,
+      generator_config if has_generator else None,
+      electra_parts.special_token_ids_from(vocab_file))
+  tf1_names.assign_weights(model, weights, tf1_checkpoint)
+  return electra_parts.write_checkpoint_dir(model, output_dir, vocab_file)
+
+
+def export_hf(checkpoint, hf_output_dir=None, hf_generator_output_dir=None):
+  """Ours -> Hugging Face directories (discriminator and/or generator)."""
+  model = electra_parts.load_checkpoint_dir(checkpoint)
+  if hf_output_dir:
+    hf_files.write_hf_dir(model, "discriminator", hf_output_dir)
+  if hf_generator_output_dir:
+    hf_files.write_hf_dir(model, "generator", hf_generator_output_dir)
+
+
+def export_tf1(checkpoint, tf1_output_prefix):
+  """Ours -> a checkpoint under the original TF1 names; returns the names."""
+  model = electra_parts.load_checkpoint_dir(checkpoint)
+  return tf1_files.write_tf1_checkpoint(model, tf1_output_prefix)

@@ -1,0 +1,248 @@
+"""The towers a converted checkpoint holds, and the checkpoint directory layout.
+
+A converted checkpoint uses the project's one layout,
+`tf.train.Checkpoint(model=...)` (see `official_electra/modeling/checkpoints.py`):
+with both towers, `model` is an `ElectraPretrainer`; with one tower only, it is
+a container whose attributes have the pretrainer's names
+(`discriminator_network`, `discriminator_head`, `generator_network`,
+`generator_head`), so the discriminator restores the same way in both cases.
+
+A checkpoint directory holds `ckpt-0.*` and `checkpoint` (written by a
+`tf.train.CheckpointManager`), `encoder_config.json` (the discriminator's
+`EncoderConfig`, as fine-tuning's `glue_encoder` takes it) when it holds a
+discriminator, `generator_config.json` when it holds a generator, and
+`vocab.txt` when a vocabulary was given.
+"""
+
+import json
+import os
+import shutil
+import tempfile
+
+import tensorflow as tf
+
+from official_electra.modeling import checkpoints
+from official_electra.modeling import encoder_config as encoder_config_lib
+from official_electra.modeling.layers import discriminator_head
+from official_electra.modeling.layers import masked_lm_head
+from official_electra.modeling.models import electra_pretrainer
+from official_electra.tokenization import vocabulary
+
+DISCRIMINATOR_CONFIG_FILE = "encoder_config.json"
+GENERATOR_CONFIG_FILE = "generator_config.json"
+VOCAB_FILE = "vocab.txt"
+# BERT's uncased vocabulary: [PAD] 0, [UNK] 100, [CLS] 101, [SEP] 102,
+# [MASK] 103. Used for the pretrainer's masking ids when no vocabulary is
+# given; they do not affect the weights.
+BERT_SPECIAL_TOKEN_IDS = {"[PAD]": 0, "[UNK]": 100, "[CLS]": 101, "[SEP]": 102,
+                          "[MASK]": 103}
+# The pretrainer's masking slots per sequence; not a weight, only needed to
+# build it (train.py sets its own when it restores).
+_MAX_PREDICTIONS_PER_SEQ = 20
+
+
+class ConversionError(ValueError):
+  """A checkpoint or model directory that cannot be converted; says the fix."""
+
+
+class ElectraTowers(tf.Module):
+  """One tower of ELECTRA with its head, under the pretrainer's attribute names.
+
+  Args:
+    discriminator_network: An `ElectraEncoder` or None.
+    discriminator_head: Its `DiscriminatorHead` or None.
+    generator_network: An `ElectraEncoder` or None.
+    generator_head: Its `MaskedLMHead` or None.
+  """
+
+  def __init__(self, discriminator_network=None, discriminator_head=None,
+               generator_network=None, generator_head=None):
+    super().__init__(name="electra_towers")
+    if discriminator_network is not None:
+      self.discriminator_network = discriminator_network
+      self.discriminator_head = discriminator_head
+    if generator_network is not None:
+      self.generator_network = generator_network
+      self.generator_head = generator_head
+
+
+def build_model(discriminator_config, generator_config, special_token_ids=None):
+  """Builds (and creates the variables of) the towers the configs ask for.
+
+  Args:
+    discriminator_config: `EncoderConfig` of the discriminator, or None.
+    generator_config: `EncoderConfig` of the generator, or None; with both,
+      the two share one embedding block (the discriminator's shapes).
+    special_token_ids: `{token: id}` of `[PAD] [UNK] [CLS] [SEP] [MASK]` for
+      the pretrainer's masking; `BERT_SPECIAL_TOKEN_IDS` when None.
+
+  Returns:
+    An `ElectraPretrainer` when both configs are given, else `ElectraTowers`.
+  """
+  if discriminator_config is None and generator_config is None:
+    raise ConversionError("nothing to convert: neither a discriminator nor a "
+                          "generator was given")
+  if discriminator_config is not None and generator_config is not None:
+    _check_shared_embeddings(discriminator_config, generator_config)
+  ids = dict(special_token_ids or BERT_SPECIAL_TOKEN_IDS)
+  embeddings = encoder_config_lib.build_embeddings(
+      discriminator_config or generator_config)
+  discriminator = generator = None
+  if discriminator_config is not None:
+    discriminator = encoder_config_lib.build_encoder(
+        discriminator_config, embeddings, "discriminator")
+  if generator_config is not None:
+    generator = encoder_config_lib.build_encoder(
+        generator_config, embeddings, "generator")
+  if discriminator is not None and generator is not None:
+    model = electra_pretrainer.ElectraPretrainer(
+        discriminator, generator, mask_token_id=ids["[MASK]"],
+        excluded_token_ids=[ids[token] for token in
+                            ("[PAD]", "[CLS]", "[SEP]", "[MASK]")],
+        max_predictions_per_seq=_MAX_PREDICTIONS_PER_SEQ,
+        initializer_range=discriminator_config.initializer_range)
+  elif discriminator is not None:
+    model = ElectraTowers(
+        discriminator, discriminator_head.DiscriminatorHead(
+            discriminator_config.hidden_size, name="discriminator_predictions"))
+  else:
+    model = ElectraTowers(
+        generator_network=generator,
+        generator_head=masked_lm_head.MaskedLMHead(
+            embeddings, name="generator_predictions"))
+  _create_variables(model)
+  return model
+
+
+def _check_shared_embeddings(discriminator_config, generator_config):
+  fields = ("vocab_size", "embedding_size", "max_position_embeddings",
+            "type_vocab_size")
+  differing = [f"{field} {getattr(discriminator_config, field)} vs "
+               f"{getattr(generator_config, field)}" for field in fields
+               if getattr(discriminator_config, field) !=
+               getattr(generator_config, field)]
+  if differing:
+    raise ConversionError(
+        "the generator and discriminator share one embedding block, but their "
+        f"configs differ ({'; '.join(differing)}); pass the generator and "
+        "discriminator of the same ELECTRA model")
+
+
+def _create_variables(model):
+  inputs = {key: tf.zeros([1, 2], tf.int32) for key in
+            ("input_word_ids", "input_mask", "input_type_ids")}
+  for network_name, head_name in (("discriminator_network", "discriminator_head"),
+                                  ("generator_network", "generator_head")):
+    network = getattr(model, network_name, None)
+    if network is not None:
+      getattr(model, head_name)(network(inputs)["sequence_output"])
+
+
+def model_configs(model):
+  """`(discriminator_config, generator_config)` of a built model (or None)."""
+  configs = []
+  for name in ("discriminator_network", "generator_network"):
+    network = getattr(model, name, None)
+    configs.append(None if network is None else
+                   encoder_config_lib.EncoderConfig.from_dict(
+                       {key: value for key, value in network.get_config().items()
+                        if key != "name"}))
+  return tuple(configs)
+
+
+def special_token_ids_from(vocab_file):
+  """Special-token ids of `vocab_file`, or BERT's when it is None."""
+  if vocab_file is None:
+    return dict(BERT_SPECIAL_TOKEN_IDS)
+  return vocabulary.load_vocabulary(vocab_file).special_token_ids()
+
+
+def write_checkpoint_dir(model, output_dir, vocab_file=None):
+  """Writes `model`, its configs and the vocabulary to a new `output_dir`.
+
+  Everything is written to a temporary sibling folder first and renamed, so
+  an interrupted run leaves no complete-looking directory.
+
+  Returns:
+    The checkpoint prefix, `<output_dir>/ckpt-0`.
+  """
+  _check_new_output(output_dir)
+  parent = os.path.dirname(os.path.abspath(output_dir))
+  os.makedirs(parent, exist_ok=True)
+  staging = tempfile.mkdtemp(prefix=".converting-", dir=parent)
+  try:
+    manager = tf.train.CheckpointManager(
+        tf.train.Checkpoint(model=model), staging, max_to_keep=1)
+    manager.save(checkpoint_number=0)
+    discriminator_config, generator_config = model_configs(model)
+    for config, file_name in ((discriminator_config, DISCRIMINATOR_CONFIG_FILE),
+                              (generator_config, GENERATOR_CONFIG_FILE)):
+      if config is not None:
+        with open(os.path.join(staging, file_name), "w") as config_file:
+          config_file.write(config.to_json() + "\n")
+    if vocab_file is not None:
+      shutil.copyfile(vocab_file, os.path.join(staging, VOCAB_FILE))
+    os.replace(staging, output_dir)
+  except BaseException:
+    shutil.rmtree(staging, ignore_errors=True)
+    raise
+  return os.path.join(output_dir, "ckpt-0")
+
+
+def _check_new_output(path):
+  if os.path.exists(path) and (not os.path.isdir(path) or os.listdir(path)):
+    raise ConversionError(f"{path} already exists; pass a new output path "
+                          "(nothing is overwritten)")
+
+
+def read_configs(checkpoint_dir):
+  """Reads `(discriminator_config, generator_config)` written beside a checkpoint."""
+  configs = []
+  for file_name in (DISCRIMINATOR_CONFIG_FILE, GENERATOR_CONFIG_FILE):
+    path = os.path.join(checkpoint_dir, file_name)
+    if not os.path.isfile(path):
+      configs.append(None)
+      continue
+    try:
+      with open(path) as config_file:
+        configs.append(encoder_config_lib.EncoderConfig.from_dict(
+            json.load(config_file)))
+    except (ValueError, TypeError) as error:
+      raise ConversionError(f"{path}: not an EncoderConfig JSON ({error}); "
+                            "rewrite it from a valid config") from None
+  if configs == [None, None]:
+    raise ConversionError(
+        f"{checkpoint_dir} has neither {DISCRIMINATOR_CONFIG_FILE} nor "
+        f"{GENERATOR_CONFIG_FILE}; pass a directory written by "
+        "official_electra.convert or official_electra.train")
+  return tuple(configs)
+
+
+def load_checkpoint_dir(path):
+  """Builds the model described beside a checkpoint and restores every variable.
+
+  Args:
+    path: A checkpoint directory, or a checkpoint prefix inside one.
+
+  Returns:
+    The restored model (see `build_model`).
+
+  Raises:
+    ConversionError: when the configs are missing or a variable is absent or
+      of another shape in the checkpoint.
+  """
+  try:
+    prefix = checkpoints.resolve_checkpoint(path)
+  except checkpoints.CheckpointError as error:
+    raise ConversionError(str(error)) from None
+  model = build_model(*read_configs(os.path.dirname(prefix)))
+  try:
+    status = tf.train.Checkpoint(model=model).read(prefix)
+    status.assert_existing_objects_matched()
+  except (ValueError, AssertionError, tf.errors.InvalidArgumentError) as error:
+    raise ConversionError(
+        f"{prefix} does not fit the configs beside it "
+        f"({checkpoints.first_line(error)}); check that the JSON configs "
+        "belong to this checkpoint") from None
+  status.expect_partial()
+  return model
