@@ -195,27 +195,31 @@ def _check_new_output(path):
                           "(nothing is overwritten)")
 
 
+def read_config_file(path):
+  """Reads an `EncoderConfig` JSON file."""
+  try:
+    with open(path) as config_file:
+      return encoder_config_lib.EncoderConfig.from_dict(json.load(config_file))
+  except OSError as error:
+    raise ConversionError(f"cannot read {path} ({error.strerror}); pass an "
+                          "EncoderConfig JSON file") from None
+  except (ValueError, TypeError) as error:
+    raise ConversionError(f"{path}: not an EncoderConfig JSON ({error}); "
+                          "rewrite it from a valid config") from None
+
+
 def read_configs(checkpoint_dir):
   """Reads `(discriminator_config, generator_config)` written beside a checkpoint."""
-  configs = []
-  for file_name in (DISCRIMINATOR_CONFIG_FILE, GENERATOR_CONFIG_FILE):
-    path = os.path.join(checkpoint_dir, file_name)
-    if not os.path.isfile(path):
-      configs.append(None)
-      continue
-    try:
-      with open(path) as config_file:
-        configs.append(encoder_config_lib.EncoderConfig.from_dict(
-            json.load(config_file)))
-    except (ValueError, TypeError) as error:
-      raise ConversionError(f"{path}: not an EncoderConfig JSON ({error}); "
-                            "rewrite it from a valid config") from None
-  if configs == [None, None]:
+  paths = [os.path.join(checkpoint_dir, file_name) for file_name in
+           (DISCRIMINATOR_CONFIG_FILE, GENERATOR_CONFIG_FILE)]
+  configs = tuple(read_config_file(path) if os.path.isfile(path) else None
+                  for path in paths)
+  if configs == (None, None):
     raise ConversionError(
         f"{checkpoint_dir} has neither {DISCRIMINATOR_CONFIG_FILE} nor "
         f"{GENERATOR_CONFIG_FILE}; pass a directory written by "
         "official_electra.convert or official_electra.train")
-  return tuple(configs)
+  return configs
 
 
 def load_checkpoint_dir(path):

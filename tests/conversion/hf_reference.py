@@ -22,7 +22,8 @@ def hf_config(config, tower):
       **hf_files.hf_config_from_encoder(config, tower))
 
 
-def random_hf_models(discriminator_config, generator_config, seed=0):
+def random_hf_models(discriminator_config, generator_config, seed=0,
+                     stddev=0.05):
   """An `ElectraForPreTraining` and `ElectraForMaskedLM` with shared embeddings.
 
   Every parameter (LayerNorms and biases too) is drawn at random so that a
@@ -35,8 +36,9 @@ def random_hf_models(discriminator_config, generator_config, seed=0):
       hf_config(generator_config, "generator"))
   with torch.no_grad():
     for model in (discriminator, generator):
-      for parameter in model.parameters():
-        parameter.normal_(0.0, 0.2)
+      for name, parameter in model.named_parameters():
+        parameter.normal_(1.0 if name.endswith("LayerNorm.weight") else 0.0,
+                          stddev)
     generator.electra.embeddings.load_state_dict(
         discriminator.electra.embeddings.state_dict())
   return discriminator.eval(), generator.eval()

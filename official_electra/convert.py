@@ -1,0 +1,142 @@
+"""Converts ELECTRA checkpoints: original TF1 and Hugging Face, in and out.
+
+    # Hugging Face ElectraForPreTraining (+ ElectraForMaskedLM) -> ours
+    python -m official_electra.convert --hf_dir=electra-small-discriminator \
+      [--hf_generator_dir=electra-small-generator] --output_dir=runs/imported \
+      [--vocab_file=vocab.txt]
+    # the authors' TF1 checkpoint -> ours
+    python -m official_electra.convert \
+      --tf1_checkpoint=electra_small/electra_small --model_size=small_plus_plus \
+      --output_dir=runs/imported [--vocab_file=electra_small/vocab.txt]
+    # ours -> Hugging Face directories / TF1 names
+    python -m official_electra.convert --checkpoint=runs/small \
+      [--hf_output_dir=hf/discriminator] [--hf_generator_output_dir=hf/generator] \
+      [--tf1_output_prefix=tf1/model.ckpt]
+
+An import writes `<output_dir>/ckpt-0` in the project's checkpoint layout, with
+`encoder_config.json` (the discriminator) and/or `generator_config.json` beside
+it, and `vocab.txt` when `--vocab_file` is given; `official_electra.train` and
+`official_electra.finetune` take it as `--init_checkpoint`. The TF1
+architecture comes from `--model_size` or the two `--*_config_json` files (an
+`EncoderConfig` as JSON). See docs/checkpoints.md.
+"""
+
+import sys
+
+from absl import app
+from absl import flags
+
+from official_electra.conversion import converters
+from official_electra.conversion import electra_parts
+from official_electra.modeling import checkpoints
+from official_electra.tokenization import vocabulary
+
+flags.DEFINE_string("hf_dir", None, "Hugging Face ElectraForPreTraining "
+                    "directory (the discriminator) to import.")
+flags.DEFINE_string("hf_generator_dir", None, "Hugging Face ElectraForMaskedLM "
+                    "directory (the generator) to import.")
+flags.DEFINE_string("tf1_checkpoint", None, "Original TF1 ELECTRA checkpoint "
+                    "prefix to import, e.g. electra_small/electra_small.")
+flags.DEFINE_enum("model_size", None, list(converters.MODEL_SIZES),
+                  "Architecture of --tf1_checkpoint (the released checkpoints "
+                  "are small_plus_plus, base and large).")
+flags.DEFINE_string("discriminator_config_json", None, "EncoderConfig JSON of "
+                    "the discriminator of --tf1_checkpoint (overrides "
+                    "--model_size).")
+flags.DEFINE_string("generator_config_json", None, "EncoderConfig JSON of the "
+                    "generator of --tf1_checkpoint (overrides --model_size).")
+flags.DEFINE_string("output_dir", None, "New directory for the imported "
+                    "checkpoint.")
+flags.DEFINE_string("vocab_file", None, "WordPiece vocabulary of the model: "
+                    "copied beside the import; its [MASK] etc. set the "
+                    "pretrainer's masking ids (BERT's ids when absent).")
+flags.DEFINE_string("checkpoint", None, "Our checkpoint (model_dir or prefix) "
+                    "to export.")
+flags.DEFINE_string("hf_output_dir", None, "New directory for the exported "
+                    "discriminator (ElectraForPreTraining).")
+flags.DEFINE_string("hf_generator_output_dir", None, "New directory for the "
+                    "exported generator (ElectraForMaskedLM).")
+flags.DEFINE_string("tf1_output_prefix", None, "Prefix of the exported TF1 "
+                    "checkpoint, e.g. tf1/model.ckpt.")
+flags.DEFINE_bool("verbose", False, "Show tracebacks of errors.")
+
+_USER_ERRORS = (electra_parts.ConversionError, checkpoints.CheckpointError,
+                vocabulary.VocabularyError)
+
+
+def _tf1_configs(model_size, discriminator_config_json, generator_config_json):
+  discriminator_config = generator_config = None
+  if model_size:
+    discriminator_config, generator_config = converters.model_size_configs(
+        model_size)
+  for path, is_generator in ((discriminator_config_json, False),
+                             (generator_config_json, True)):
+    if path:
+      config = electra_parts.read_config_file(path)
+      if is_generator:
+        generator_config = config
+      else:
+        discriminator_config = config
+  if discriminator_config is None:
+    raise electra_parts.ConversionError(
+        "--tf1_checkpoint needs its architecture: pass --model_size or "
+        "--discriminator_config_json (and --generator_config_json)")
+  return discriminator_config, generator_config
+
+
+def run(flag_values):
+  """Runs the conversion the flags ask for; returns a summary line."""
+  imports_hf = bool(flag_values.hf_dir or flag_values.hf_generator_dir)
+  sources = [name for name, given in (
+      ("--hf_dir/--hf_generator_dir", imports_hf),
+      ("--tf1_checkpoint", flag_values.tf1_checkpoint),
+      ("--checkpoint", flag_values.checkpoint)) if given]
+  if len(sources) != 1:
+    raise electra_parts.ConversionError(
+        "pass exactly one source: --hf_dir/--hf_generator_dir, "
+        f"--tf1_checkpoint or --checkpoint (got {', '.join(sources) or 'none'})")
+  if not flag_values.checkpoint:
+    if not flag_values.output_dir:
+      raise electra_parts.ConversionError("an import needs --output_dir")
+    if imports_hf:
+      prefix = converters.import_hf(
+          flag_values.hf_dir, flag_values.hf_generator_dir,
+          flag_values.output_dir, flag_values.vocab_file)
+    else:
+      prefix = converters.import_tf1(
+          flag_values.tf1_checkpoint,
+          *_tf1_configs(flag_values.model_size,
+                        flag_values.discriminator_config_json,
+                        flag_values.generator_config_json),
+          flag_values.output_dir, flag_values.vocab_file)
+    configs = electra_parts.read_configs(flag_values.output_dir)
+    towers = [tower for tower, config in zip(("discriminator", "generator"),
+                                             configs) if config is not None]
+    return f"wrote {prefix} ({' and '.join(towers)})"
+  outputs = [flag_values.hf_output_dir, flag_values.hf_generator_output_dir,
+             flag_values.tf1_output_prefix]
+  if not any(outputs):
+    raise electra_parts.ConversionError(
+        "an export needs --hf_output_dir, --hf_generator_output_dir or "
+        "--tf1_output_prefix")
+  if flag_values.hf_output_dir or flag_values.hf_generator_output_dir:
+    converters.export_hf(flag_values.checkpoint, flag_values.hf_output_dir,
+                         flag_values.hf_generator_output_dir)
+  if flag_values.tf1_output_prefix:
+    converters.export_tf1(flag_values.checkpoint, flag_values.tf1_output_prefix)
+  return f"wrote {', '.join(path for path in outputs if path)}"
+
+
+def main(argv):
+  del argv
+  try:
+    print(run(flags.FLAGS))
+  except _USER_ERRORS as error:
+    if flags.FLAGS.verbose:
+      raise
+    print(f"error: {error}", file=sys.stderr)
+    sys.exit(1)
+
+
+if __name__ == "__main__":
+  app.run(main)
