@@ -1,0 +1,135 @@
+"""Ours -> Hugging Face -> ours, ours -> TF1 names (checked by transformers), TF1 -> ours."""
+
+import numpy as np
+import pytest
+import tensorflow as tf
+import transformers
+from transformers.models.electra import modeling_electra
+
+from official_electra.conversion import converters
+from official_electra.conversion import electra_parts
+from official_electra.conversion import tf1_files
+from official_electra.conversion import tf1_names
+from tests.conversion import hf_reference as ref
+
+
+@pytest.fixture
+def our_checkpoint(tmp_path):
+  """A tiny pretrainer with random weights (zero-initialised ones too)."""
+  model = electra_parts.build_model(ref.TINY, ref.TINY_GENERATOR)
+  rng = np.random.default_rng(0)
+  for variable in model.trainable_variables:
+    variable.assign(rng.normal(0.0, 0.05, variable.shape).astype(np.float32))
+  return electra_parts.write_checkpoint_dir(model, str(tmp_path / "ours"))
+
+
+def _model_weights(path):
+  model = electra_parts.load_checkpoint_dir(path)
+  return model, {variable.name: variable.numpy()
+                 for variable in model.trainable_variables}
+
+
+def test_ours_to_hf_to_ours_is_the_identity(tmp_path, our_checkpoint):
+  converters.export_hf(our_checkpoint, str(tmp_path / "hf_d"),
+                       str(tmp_path / "hf_g"))
+  converters.import_hf(str(tmp_path / "hf_d"), str(tmp_path / "hf_g"),
+                       str(tmp_path / "again"))
+  original_model, original = _model_weights(our_checkpoint)
+  _, again = _model_weights(str(tmp_path / "again"))
+  # Every trainable variable, the generator's embeddings_project included.
+  assert len(original) == len(original_model.trainable_variables) == 66
+  assert any("generator/embeddings_project" in name for name in original)
+  assert again.keys() == original.keys()
+  for name, value in original.items():
+    np.testing.assert_array_equal(again[name], value, err_msg=name)
+
+
+def test_tf1_export_is_read_correctly_by_transformers(tmp_path,
+                                                      our_checkpoint):
+  names = converters.export_tf1(our_checkpoint, str(tmp_path / "tf1" / "model"))
+  assert "electra/encoder/layer_1/attention/self/value/kernel" in names
+  assert "generator/embeddings_project/kernel" in names
+  assert "discriminator_predictions/dense_1/bias" in names
+  model = electra_parts.load_checkpoint_dir(our_checkpoint)
+  batch = ref.padded_batch(ref.TINY.vocab_size)
+  for tower, model_class, config in (
+      ("discriminator", transformers.ElectraForPreTraining, ref.TINY),
+      ("generator", transformers.ElectraForMaskedLM, ref.TINY_GENERATOR)):
+    # Random initial weights: a parameter the loader skipped shows in logits.
+    hf_model = model_class(ref.hf_config(config, tower))
+    modeling_electra.load_tf_weights_in_electra(
+        hf_model, hf_model.config, str(tmp_path / "tf1" / "model"), tower)
+    theirs = ref.hf_logits(hf_model.eval(), batch)
+    np.testing.assert_allclose(ref.our_logits(model, tower, batch), theirs,
+                               rtol=0, atol=1e-4)
+
+
+def _write_original_style_checkpoint(model, prefix, drop=(), resize=()):
+  """TF1 names plus `global_step` and Adam slots, as the authors' checkpoints."""
+  weights = tf1_names.read_weights(model)
+  for name in drop:
+    del weights[name]
+  for name in resize:
+    weights[name] = np.zeros(weights[name].shape[:-1] + (7,), np.float32)
+  tensors = {"global_step": np.array(1000, np.int64)}
+  for name, value in weights.items():
+    tensors[name] = value
+    tensors[f"{name}/adam_m"] = np.zeros_like(value)
+    tensors[f"{name}/adam_v"] = np.zeros_like(value)
+  names = sorted(tensors)
+  tf.raw_ops.SaveV2(prefix=prefix, tensor_names=names,
+                    shape_and_slices=[""] * len(names),
+                    tensors=[tf.constant(tensors[name]) for name in names])
+
+
+def test_tf1_import_skips_training_state_and_is_exact(tmp_path,
+                                                      our_checkpoint):
+  model, original = _model_weights(our_checkpoint)
+  prefix = str(tmp_path / "original" / "electra_tiny")
+  _write_original_style_checkpoint(model, prefix)
+  converters.import_tf1(prefix, ref.TINY, ref.TINY_GENERATOR,
+                        str(tmp_path / "imported"))
+  _, imported = _model_weights(str(tmp_path / "imported"))
+  assert imported.keys() == original.keys()
+  for name, value in original.items():
+    np.testing.assert_array_equal(imported[name], value, err_msg=name)
+
+
+def test_tf1_import_lists_missing_and_mismatched_variables(tmp_path,
+                                                           our_checkpoint):
+  model = electra_parts.load_checkpoint_dir(our_checkpoint)
+  prefix = str(tmp_path / "original" / "electra_tiny")
+  _write_original_style_checkpoint(
+      model, prefix, drop=["electra/encoder/layer_0/output/LayerNorm/beta"],
+      resize=["generator/encoder/layer_1/intermediate/dense/kernel"])
+  with pytest.raises(electra_parts.ConversionError) as error:
+    converters.import_tf1(prefix, ref.TINY, ref.TINY_GENERATOR,
+                          str(tmp_path / "imported"))
+  message = str(error.value)
+  assert "missing 1: electra/encoder/layer_0/output/LayerNorm/beta" in message
+  assert ("shape mismatch (source vs config) 1: generator/encoder/layer_1/"
+          "intermediate/dense/kernel (8, 7) vs (8, 16)") in message
+  assert not (tmp_path / "imported").exists()
+
+
+def test_tf1_import_needs_the_generator_config_and_refuses_tf2(tmp_path,
+                                                              our_checkpoint):
+  model = electra_parts.load_checkpoint_dir(our_checkpoint)
+  prefix = str(tmp_path / "original" / "electra_tiny")
+  _write_original_style_checkpoint(model, prefix)
+  with pytest.raises(electra_parts.ConversionError, match="holds a generator"):
+    converters.import_tf1(prefix, ref.TINY, None, str(tmp_path / "imported"))
+  with pytest.raises(electra_parts.ConversionError, match="object-based"):
+    tf1_files.read_tf1_checkpoint(our_checkpoint)
+
+
+def test_model_sizes_follow_the_paper():
+  small, small_generator = converters.model_size_configs("small_plus_plus")
+  assert (small.embedding_size, small.hidden_size, small.num_attention_heads,
+          small.intermediate_size) == (128, 256, 4, 1024)
+  assert small_generator == small
+  base, base_generator = converters.model_size_configs("base")
+  assert (base_generator.hidden_size, base_generator.num_attention_heads,
+          base_generator.intermediate_size) == (256, 4, 1024)
+  large, large_generator = converters.model_size_configs("large")
+  assert (large.num_layers, large_generator.hidden_size) == (24, 256)
