@@ -1,0 +1,144 @@
+"""What a pretraining checkpoint was built as, recorded in its model_dir.
+
+The first run writes `model_dir/architecture.json` (the discriminator's
+`EncoderConfig`, the generator's size, the objective, the masking settings and
+the special-token ids); a run that resumes in that model_dir must configure the
+same, or it stops with the difference instead of a shape error deep inside a
+restore (or, worse, a silently different model).
+"""
+
+import dataclasses
+import json
+import os
+from typing import Optional
+
+from official_electra.modeling import encoder_config as encoder_config_lib
+from official_electra.modeling.layers import dynamic_masking
+from official_electra.modeling.models import electra_pretrainer
+
+ARCHITECTURE_FILE = "architecture.json"
+
+
+class ArchitectureMismatchError(ValueError):
+  """The configured model differs from the one trained in model_dir."""
+
+
+@dataclasses.dataclass(frozen=True)
+class PretrainingArchitecture:
+  """The shape-defining settings of an `ElectraPretrainer`.
+
+  Attributes:
+    encoder: the discriminator's (main network's) `EncoderConfig`.
+    generator_hidden_fraction: generator width as a fraction of the
+      discriminator's (1/4 Small, 1/3 Base, 1/4 Large, 1.0 Small++).
+    generator_layers_fraction: generator depth fraction (1.0 in the paper).
+    objective: an `ElectraPretrainer` objective.
+    uniform_generator: sample replacements uniformly (no generator network).
+    max_seq_length: tokens per sequence.
+    mask_prob: fraction of tokens masked.
+    special_token_ids: ids of `[PAD] [UNK] [CLS] [SEP] [MASK]`.
+    lower_case: whether the vocabulary is uncased (text lower-cased and
+      accents stripped before WordPiece), for the export's tokenizer.
+  """
+  encoder: encoder_config_lib.EncoderConfig
+  generator_hidden_fraction: float
+  generator_layers_fraction: float
+  objective: str
+  uniform_generator: bool
+  max_seq_length: int
+  mask_prob: float
+  special_token_ids: dict
+  lower_case: bool = True
+
+  @property
+  def max_predictions_per_seq(self):
+    return dynamic_masking.max_predictions_per_seq(self.max_seq_length,
+                                                   self.mask_prob)
+
+  @property
+  def has_generator_network(self):
+    return self.objective != "mlm" and not self.uniform_generator
+
+  def generator_config(self) -> Optional[encoder_config_lib.EncoderConfig]:
+    if not self.has_generator_network:
+      return None
+    return self.encoder.scaled(self.generator_hidden_fraction,
+                               self.generator_layers_fraction)
+
+  def to_dict(self):
+    return dataclasses.asdict(self)
+
+  @classmethod
+  def from_dict(cls, values):
+    values = dict(values)
+    values["encoder"] = encoder_config_lib.EncoderConfig.from_dict(
+        values["encoder"])
+    return cls(**values)
+
+
+def build_pretrainer(architecture, seed, generator_loss_weight=1.0,
+                     discriminator_loss_weight=50.0, temperature=1.0):
+  """A new `ElectraPretrainer` whose towers share one embedding block.
+
+  Build it inside the strategy's scope.
+  """
+  embeddings = encoder_config_lib.build_embeddings(architecture.encoder)
+  discriminator = encoder_config_lib.build_encoder(
+      architecture.encoder, embeddings, name="discriminator")
+  generator_config = architecture.generator_config()
+  generator = None
+  if generator_config is not None:
+    generator = encoder_config_lib.build_encoder(generator_config, embeddings,
+                                                 name="generator")
+  special = architecture.special_token_ids
+  return electra_pretrainer.ElectraPretrainer(
+      discriminator, generator, mask_token_id=special["[MASK]"],
+      excluded_token_ids=[special[token] for token in
+                          ("[PAD]", "[CLS]", "[SEP]", "[MASK]")],
+      max_predictions_per_seq=architecture.max_predictions_per_seq,
+      mask_prob=architecture.mask_prob, objective=architecture.objective,
+      generator_loss_weight=generator_loss_weight,
+      discriminator_loss_weight=discriminator_loss_weight,
+      temperature=temperature, uniform_generator=architecture.uniform_generator,
+      seed=seed, name="electra_pretrainer")
+
+
+def read_architecture(model_dir):
+  """The `PretrainingArchitecture` recorded in model_dir, or None."""
+  path = os.path.join(model_dir, ARCHITECTURE_FILE)
+  if not os.path.isfile(path):
+    return None
+  with open(path, encoding="utf-8") as architecture_file:
+    return PretrainingArchitecture.from_dict(json.load(architecture_file))
+
+
+def write_architecture(model_dir, architecture):
+  path = os.path.join(model_dir, ARCHITECTURE_FILE)
+  with open(path + ".tmp", "w", encoding="utf-8") as architecture_file:
+    json.dump(architecture.to_dict(), architecture_file, indent=2,
+              sort_keys=True)
+  os.replace(path + ".tmp", path)
+
+
+def check_same_architecture(model_dir, recorded, configured):
+  """Raises `ArchitectureMismatchError` naming every differing setting."""
+  old, new = _flatten(recorded.to_dict()), _flatten(configured.to_dict())
+  differences = [f"{key}: checkpoint {old.get(key)!r}, config {new.get(key)!r}"
+                 for key in sorted(set(old) | set(new))
+                 if old.get(key) != new.get(key)]
+  if differences:
+    raise ArchitectureMismatchError(
+        f"{os.path.join(model_dir, ARCHITECTURE_FILE)}: the gin config differs "
+        f"from the model trained in this model_dir ({'; '.join(differences)}); "
+        "use the gin files of that run, or a new --model_dir (start from its "
+        "weights with --init_checkpoint)")
+
+
+def _flatten(values, prefix=""):
+  flat = {}
+  for key, value in values.items():
+    if isinstance(value, dict) and key != "special_token_ids":
+      flat.update(_flatten(value, f"{prefix}{key}."))
+    else:
+      flat[f"{prefix}{key}"] = value
+  return flat

@@ -1,0 +1,243 @@
+"""One pretraining run: build, resume, `fit`, checkpoint (no gin, no flags).
+
+`official_electra.train` configures `run_pretraining` with gin; tests and other
+programs call it with explicit arguments.
+"""
+
+import os
+import shutil
+import tempfile
+
+from absl import logging
+import tensorflow as tf
+import tf_keras
+
+from official_electra.modeling import checkpoints
+from official_electra.optimization import optimizer_factory
+from official_electra.tokenization import vocabulary as vocabulary_lib
+from official_electra.training import architecture as architecture_lib
+from official_electra.training import callbacks
+from official_electra.training import flops
+from official_electra.training import resumable_input
+from official_electra.training import strategies
+
+VOCAB_FILE = "vocab.txt"
+
+
+class TrainingConfigError(ValueError):
+  """Settings of the run that cannot work together; says the fix."""
+
+
+def run_pretraining(
+    model_dir, train_data, vocab_file, encoder, strategy,
+    num_train_steps, train_batch_size=128, max_seq_length=128,
+    mask_prob=0.15, generator_hidden_fraction=0.25,
+    generator_layers_fraction=1.0, objective="electra",
+    uniform_generator=False, lower_case=True, learning_rate=5e-4,
+    num_warmup_steps=10000, optimizer="adamw", weight_decay_rate=0.01,
+    generator_loss_weight=1.0, discriminator_loss_weight=50.0,
+    temperature=1.0, save_checkpoints_steps=1000, keep_checkpoint_max=5,
+    steps_per_execution=1, print_every_steps=100, shuffle_buffer_size=10000,
+    seed=0, stop_after_steps=None, init_checkpoint=None,
+    mixed_precision="float32", jit_compile=False, progress_bar=True,
+    write_config=None):
+  """Pretrains, resuming from the latest checkpoint in `model_dir`.
+
+  Args:
+    model_dir: output folder: checkpoints (`ckpt-<step>`), `architecture.json`,
+      `vocab.txt`, TensorBoard logs (`train/`), `train_metrics.jsonl`.
+    train_data: TFRecord glob(s) or a dataset directory.
+    vocab_file: the WordPiece vocabulary the data was built with.
+    encoder: the discriminator's `EncoderConfig`.
+    strategy: a `tf.distribute.Strategy`.
+    num_train_steps: total steps (the LR decays to 0 there).
+    train_batch_size: global batch size (all replicas).
+    max_seq_length: the records' length.
+    mask_prob: fraction of tokens masked.
+    generator_hidden_fraction: generator width / discriminator width.
+    generator_layers_fraction: generator depth / discriminator depth.
+    objective: an `ElectraPretrainer` objective.
+    uniform_generator: sample replacements uniformly (ablation).
+    lower_case: whether the vocabulary is uncased.
+    learning_rate: peak learning rate.
+    num_warmup_steps: linear warm-up steps.
+    optimizer: `adamw` or `lamb`.
+    weight_decay_rate: decoupled weight decay.
+    generator_loss_weight: weight of the generator's MLM loss.
+    discriminator_loss_weight: weight of the RTD loss (50 in the paper).
+    temperature: sampling temperature.
+    save_checkpoints_steps: checkpoint cadence.
+    keep_checkpoint_max: checkpoints kept.
+    steps_per_execution: steps per `tf.function` call (and per log record).
+    print_every_steps: stdout cadence.
+    shuffle_buffer_size: records in the shuffle buffer.
+    seed: seed of initialisation, data order, masking, sampling and dropout.
+    stop_after_steps: end this run (with a checkpoint) at this step.
+    init_checkpoint: weights to start from (no optimizer state), for a fresh
+      model_dir; a model_dir or checkpoint prefix.
+    mixed_precision: the Keras policy already set (`float32`,
+      `mixed_float16`, `mixed_bfloat16`); `mixed_float16` adds loss scaling.
+    jit_compile: XLA-compile the train step.
+    progress_bar: show Keras' progress bar.
+    write_config: optional `model_dir -> None`, called on the chief once the
+      model is configured (the entry point writes the gin config).
+
+  Returns:
+    dict: `step` (the final step), `preempted`, `checkpoint` (latest prefix).
+
+  Raises:
+    TrainingConfigError, ArchitectureMismatchError, CheckpointError,
+    VocabularyError, PretrainingDataError, TrainingDivergedError.
+  """
+  if train_batch_size % strategy.num_replicas_in_sync:
+    raise TrainingConfigError(
+        f"train_batch_size={train_batch_size} does not split over "
+        f"{strategy.num_replicas_in_sync} replicas: use a multiple of it")
+  vocabulary = vocabulary_lib.load_vocabulary(vocab_file)
+  if vocabulary.size != encoder.vocab_size:
+    raise TrainingConfigError(
+        f"{vocab_file} has {vocabulary.size} tokens but the encoder's "
+        f"vocab_size is {encoder.vocab_size}: set encoder.vocab_size="
+        f"{vocabulary.size} in the gin config")
+  architecture = architecture_lib.PretrainingArchitecture(
+      encoder=encoder, generator_hidden_fraction=generator_hidden_fraction,
+      generator_layers_fraction=generator_layers_fraction,
+      objective=objective, uniform_generator=uniform_generator,
+      max_seq_length=max_seq_length, mask_prob=mask_prob,
+      special_token_ids=vocabulary.special_token_ids(), lower_case=lower_case)
+  chief = strategies.is_chief(strategy)
+  os.makedirs(model_dir, exist_ok=True)
+  recorded = architecture_lib.read_architecture(model_dir)
+  latest = tf.train.latest_checkpoint(model_dir)
+  if recorded is not None and latest is not None:
+    architecture_lib.check_same_architecture(model_dir, recorded, architecture)
+  if chief:
+    architecture_lib.write_architecture(model_dir, architecture)
+    _copy_if_absent(vocab_file, os.path.join(model_dir, VOCAB_FILE))
+    if write_config is not None:
+      write_config(model_dir)
+
+  tf_keras.utils.set_random_seed(seed)
+  # Dropout then draws from tf.random.Generator states that are checkpointed.
+  tf_keras.backend.experimental.enable_tf_random_generator()
+  with strategy.scope():
+    pretrainer = architecture_lib.build_pretrainer(
+        architecture, seed, generator_loss_weight, discriminator_loss_weight,
+        temperature)
+    train_optimizer = optimizer_factory.create_optimizer(
+        optimizer, learning_rate, num_train_steps, num_warmup_steps,
+        weight_decay_rate)
+    if mixed_precision == "mixed_float16":
+      train_optimizer = tf_keras.mixed_precision.LossScaleOptimizer(
+          train_optimizer)
+    pretrainer.compile(optimizer=train_optimizer,
+                       steps_per_execution=steps_per_execution,
+                       jit_compile=jit_compile)
+    _build(pretrainer, train_optimizer, max_seq_length)
+    checkpoint = tf.train.Checkpoint(
+        model=pretrainer, optimizer=train_optimizer,
+        dropout_random_state=_dropout_random_state(pretrainer))
+  if latest is not None:
+    _restore(checkpoint, latest)
+    logging.info("resumed from %s", latest)
+  elif init_checkpoint:
+    _initialize_from(pretrainer, init_checkpoint)
+  manager = tf.train.CheckpointManager(
+      checkpoint, _checkpoint_dir(model_dir, strategy, chief),
+      max_to_keep=keep_checkpoint_max, step_counter=train_optimizer.iterations)
+
+  completed_steps = int(train_optimizer.iterations.numpy())
+  last_step = min(num_train_steps, stop_after_steps or num_train_steps)
+  if completed_steps >= last_step:
+    logging.info("nothing to do: step %d of %d", completed_steps, last_step)
+    return {"step": completed_steps, "preempted": False,
+            "checkpoint": manager.latest_checkpoint}
+  dataset = strategy.distribute_datasets_from_function(
+      resumable_input.make_dataset_fn(
+          train_data, train_batch_size, max_seq_length, encoder.vocab_size,
+          seed, completed_steps, strategy.num_replicas_in_sync,
+          shuffle_buffer_size))
+  step_flops = flops.pretraining_flops(
+      encoder, architecture.generator_config(), objective, max_seq_length,
+      architecture.max_predictions_per_seq)
+  saver = callbacks.CheckpointSaver(manager, save_checkpoints_steps,
+                                    stop_after_steps)
+  logger = callbacks.TrainingLogger(
+      model_dir if chief else None, train_batch_size, max_seq_length,
+      step_flops.train_per_example, print_every_steps)
+  pretrainer.fit(dataset, epochs=1, steps_per_epoch=last_step - completed_steps,
+                 callbacks=[logger, saver], verbose=1 if progress_bar else 0)
+  if not chief:
+    shutil.rmtree(manager.directory, ignore_errors=True)
+  if saver.diverged_at_step is not None:
+    raise callbacks.TrainingDivergedError(
+        f"loss is {saver.diverged_loss} at step {saver.diverged_at_step}: "
+        f"training stopped; the last good checkpoint "
+        f"({manager.latest_checkpoint or 'none yet'}) in {model_dir} is kept; "
+        "lower the learning rate or raise the warm-up, then rerun")
+  return {"step": int(train_optimizer.iterations.numpy()),
+          "preempted": saver.preempted, "checkpoint": manager.latest_checkpoint}
+
+
+def _build(pretrainer, train_optimizer, max_seq_length):
+  """Creates every variable (model and optimizer slots) before a restore."""
+  ids = tf.zeros([1, max_seq_length], tf.int32)
+  pretrainer({"input_word_ids": ids, "input_mask": tf.ones_like(ids),
+              "input_type_ids": ids}, training=False)
+  optimizer = getattr(train_optimizer, "inner_optimizer", train_optimizer)
+  optimizer.build(pretrainer.trainable_variables)
+
+
+def _dropout_random_state(pretrainer):
+  """The dropout layers' `tf.random.Generator`s, created now, as one object.
+
+  Keras creates a layer's generator lazily, at its first training call, and
+  leaves it out of checkpoints; a restored run would draw other dropout masks.
+  Creating them before the restore and saving them beside the model (not
+  inside it: `model/` keeps the project's layout) makes resuming exact.
+  """
+  generators = {}
+  for module in pretrainer.submodules:
+    random_generator = getattr(module, "_random_generator", None)
+    if random_generator is None or not hasattr(random_generator, "_maybe_init"):
+      continue
+    random_generator._maybe_init()  # pylint: disable=protected-access
+    generator = random_generator._generator  # pylint: disable=protected-access
+    if generator is not None:
+      # Keyed by position: layer names get process-wide counters.
+      generators[f"generator_{len(generators)}"] = generator
+  return tf.train.Checkpoint(**generators)
+
+
+def _restore(checkpoint, prefix):
+  try:
+    checkpoint.restore(prefix).assert_existing_objects_matched()
+  except (AssertionError, ValueError, tf.errors.InvalidArgumentError) as error:
+    raise checkpoints.CheckpointError(
+        f"{prefix}: cannot resume from this checkpoint "
+        f"({checkpoints.first_line(error)}); it was written by another model "
+        "or version: use a new --model_dir") from None
+
+
+def _initialize_from(pretrainer, init_checkpoint):
+  """Weights of a pretrained model (no optimizer state, step 0)."""
+  prefix = checkpoints.restore_discriminator(pretrainer.discriminator_network,
+                                             init_checkpoint)
+  status = tf.train.Checkpoint(model=pretrainer).read(prefix)
+  status.expect_partial()
+  logging.info("initialised the model from %s", prefix)
+
+
+def _checkpoint_dir(model_dir, strategy, chief):
+  """Non-chief workers of a multi-worker run save to a scratch folder (all
+  workers take part in a save; only the chief's copy is kept)."""
+  if chief:
+    return model_dir
+  task_id = strategy.cluster_resolver.task_id
+  return tempfile.mkdtemp(prefix=f"worker_{task_id}_")
+
+
+def _copy_if_absent(source, destination):
+  if not os.path.exists(destination):
+    shutil.copyfile(source, destination + ".tmp")
+    os.replace(destination + ".tmp", destination)
