@@ -6,11 +6,13 @@
       [--vocab_file=vocab.txt]
     # the authors' TF1 checkpoint -> ours
     python -m official_electra.convert \
-      --tf1_checkpoint=electra_small/electra_small --model_size=small_plus_plus \
+      --tf1_checkpoint=electra_small/electra_small \
+      --model_size=small_plus_plus \
       --output_dir=runs/imported [--vocab_file=electra_small/vocab.txt]
     # ours -> Hugging Face directories / TF1 names
     python -m official_electra.convert --checkpoint=runs/small \
-      [--hf_output_dir=hf/discriminator] [--hf_generator_output_dir=hf/generator] \
+      [--hf_output_dir=hf/discriminator] \
+      [--hf_generator_output_dir=hf/generator] \
       [--tf1_output_prefix=tf1/model.ckpt]
 
 An import writes `<output_dir>/ckpt-0` in the project's checkpoint layout, with
@@ -31,34 +33,40 @@ from official_electra.conversion import electra_parts
 from official_electra.modeling import checkpoints
 from official_electra.tokenization import vocabulary
 
-flags.DEFINE_string("hf_dir", None, "Hugging Face ElectraForPreTraining "
-                    "directory (the discriminator) to import.")
-flags.DEFINE_string("hf_generator_dir", None, "Hugging Face ElectraForMaskedLM "
-                    "directory (the generator) to import.")
-flags.DEFINE_string("tf1_checkpoint", None, "Original TF1 ELECTRA checkpoint "
-                    "prefix to import, e.g. electra_small/electra_small.")
-flags.DEFINE_enum("model_size", None, list(converters.MODEL_SIZES),
-                  "Architecture of --tf1_checkpoint (the released checkpoints "
-                  "are small_plus_plus, base and large).")
-flags.DEFINE_string("discriminator_config_json", None, "EncoderConfig JSON of "
-                    "the discriminator of --tf1_checkpoint (overrides "
-                    "--model_size).")
-flags.DEFINE_string("generator_config_json", None, "EncoderConfig JSON of the "
-                    "generator of --tf1_checkpoint (overrides --model_size).")
-flags.DEFINE_string("output_dir", None, "New directory for the imported "
-                    "checkpoint.")
-flags.DEFINE_string("vocab_file", None, "WordPiece vocabulary of the model: "
-                    "copied beside the import; its [MASK] etc. set the "
-                    "pretrainer's masking ids (BERT's ids when absent).")
-flags.DEFINE_string("checkpoint", None, "Our checkpoint (model_dir or prefix) "
-                    "to export.")
-flags.DEFINE_string("hf_output_dir", None, "New directory for the exported "
-                    "discriminator (ElectraForPreTraining).")
-flags.DEFINE_string("hf_generator_output_dir", None, "New directory for the "
-                    "exported generator (ElectraForMaskedLM).")
-flags.DEFINE_string("tf1_output_prefix", None, "Prefix of the exported TF1 "
-                    "checkpoint, e.g. tf1/model.ckpt.")
-flags.DEFINE_bool("verbose", False, "Show tracebacks of errors.")
+
+def define_flags():
+  """Defines the flags; only when run as a program, so that importing this
+  module beside another entry point (in tests) defines no flag twice."""
+  flags.DEFINE_string("hf_dir", None, "Hugging Face ElectraForPreTraining "
+                      "directory (the discriminator) to import.")
+  flags.DEFINE_string("hf_generator_dir", None, "Hugging Face "
+                      "ElectraForMaskedLM directory (the generator) to import.")
+  flags.DEFINE_string("tf1_checkpoint", None, "Original TF1 ELECTRA checkpoint "
+                      "prefix to import, e.g. electra_small/electra_small.")
+  flags.DEFINE_enum("model_size", None, list(converters.MODEL_SIZES),
+                    "Architecture of --tf1_checkpoint (the released "
+                    "checkpoints are small_plus_plus, base and large).")
+  flags.DEFINE_string("discriminator_config_json", None, "EncoderConfig "
+                      "JSON of the discriminator of --tf1_checkpoint "
+                      "(overrides --model_size).")
+  flags.DEFINE_string("generator_config_json", None, "EncoderConfig JSON of "
+                      "the generator of --tf1_checkpoint (overrides "
+                      "--model_size).")
+  flags.DEFINE_string("output_dir", None, "New directory for the imported "
+                      "checkpoint.")
+  flags.DEFINE_string("vocab_file", None, "WordPiece vocabulary of the model: "
+                      "copied beside the import; its [MASK] etc. set the "
+                      "pretrainer's masking ids (BERT's ids when absent).")
+  flags.DEFINE_string("checkpoint", None, "Our checkpoint (model_dir or "
+                      "prefix) to export.")
+  flags.DEFINE_string("hf_output_dir", None, "New directory for the exported "
+                      "discriminator (ElectraForPreTraining).")
+  flags.DEFINE_string("hf_generator_output_dir", None, "New directory for the "
+                      "exported generator (ElectraForMaskedLM).")
+  flags.DEFINE_string("tf1_output_prefix", None, "Prefix of the exported TF1 "
+                      "checkpoint, e.g. tf1/model.ckpt.")
+  flags.DEFINE_bool("verbose", False, "Show tracebacks of errors.")
+
 
 _USER_ERRORS = (electra_parts.ConversionError, checkpoints.CheckpointError,
                 vocabulary.VocabularyError)
@@ -69,14 +77,11 @@ def _tf1_configs(model_size, discriminator_config_json, generator_config_json):
   if model_size:
     discriminator_config, generator_config = converters.model_size_configs(
         model_size)
-  for path, is_generator in ((discriminator_config_json, False),
-                             (generator_config_json, True)):
-    if path:
-      config = electra_parts.read_config_file(path)
-      if is_generator:
-        generator_config = config
-      else:
-        discriminator_config = config
+  if discriminator_config_json:
+    discriminator_config = electra_parts.read_config_file(
+        discriminator_config_json)
+  if generator_config_json:
+    generator_config = electra_parts.read_config_file(generator_config_json)
   if discriminator_config is None:
     raise electra_parts.ConversionError(
         "--tf1_checkpoint needs its architecture: pass --model_size or "
@@ -94,7 +99,8 @@ def run(flag_values):
   if len(sources) != 1:
     raise electra_parts.ConversionError(
         "pass exactly one source: --hf_dir/--hf_generator_dir, "
-        f"--tf1_checkpoint or --checkpoint (got {', '.join(sources) or 'none'})")
+        "--tf1_checkpoint or --checkpoint "
+        f"(got {', '.join(sources) or 'none'})")
   if not flag_values.checkpoint:
     if not flag_values.output_dir:
       raise electra_parts.ConversionError("an import needs --output_dir")
@@ -139,4 +145,5 @@ def main(argv):
 
 
 if __name__ == "__main__":
+  define_flags()
   app.run(main)

@@ -1,1 +1,1 @@
-"""Checkpoint conversion: the original TF1 checkpoints and Hugging Face ELECTRA."""
+"""Checkpoint conversion: the original TF1 checkpoints and Hugging Face."""

@@ -53,7 +53,8 @@ def import_hf(hf_dir, hf_generator_dir, output_dir, vocab_file=None):
   towers = {tower: path for tower, path in (("discriminator", hf_dir),
                                             ("generator", hf_generator_dir))
             if path}
-  sources = {tower: hf_files.read_hf_dir(path) for tower, path in towers.items()}
+  sources = {tower: hf_files.read_hf_dir(path)
+             for tower, path in towers.items()}
   configs = {tower: hf_files.encoder_config_from_hf(
       hf_config, f"{towers[tower]}/{hf_files.CONFIG_FILE}")
              for tower, (hf_config, _) in sources.items()}

@@ -1,9 +1,9 @@
 """The towers a converted checkpoint holds, and the checkpoint directory layout.
 
 A converted checkpoint uses the project's one layout,
-`tf.train.Checkpoint(model=...)` (see `official_electra/modeling/checkpoints.py`):
-with both towers, `model` is an `ElectraPretrainer`; with one tower only, it is
-a container whose attributes have the pretrainer's names
+`tf.train.Checkpoint(model=...)` (see `modeling/checkpoints.py`): with both
+towers, `model` is an `ElectraPretrainer`; with one tower only, it is a
+container whose attributes have the pretrainer's names
 (`discriminator_network`, `discriminator_head`, `generator_network`,
 `generator_head`), so the discriminator restores the same way in both cases.
 
@@ -131,8 +131,9 @@ def _check_shared_embeddings(discriminator_config, generator_config):
 def _create_variables(model):
   inputs = {key: tf.zeros([1, 2], tf.int32) for key in
             ("input_word_ids", "input_mask", "input_type_ids")}
-  for network_name, head_name in (("discriminator_network", "discriminator_head"),
-                                  ("generator_network", "generator_head")):
+  for network_name, head_name in (
+      ("discriminator_network", "discriminator_head"),
+      ("generator_network", "generator_head")):
     network = getattr(model, network_name, None)
     if network is not None:
       getattr(model, head_name)(network(inputs)["sequence_output"])
@@ -145,7 +146,8 @@ def model_configs(model):
     network = getattr(model, name, None)
     configs.append(None if network is None else
                    encoder_config_lib.EncoderConfig.from_dict(
-                       {key: value for key, value in network.get_config().items()
+                       {key: value
+                        for key, value in network.get_config().items()
                         if key != "name"}))
   return tuple(configs)
 
@@ -209,7 +211,7 @@ def read_config_file(path):
 
 
 def read_configs(checkpoint_dir):
-  """Reads `(discriminator_config, generator_config)` written beside a checkpoint."""
+  """`(discriminator_config, generator_config)` written beside a checkpoint."""
   paths = [os.path.join(checkpoint_dir, file_name) for file_name in
            (DISCRIMINATOR_CONFIG_FILE, GENERATOR_CONFIG_FILE)]
   configs = tuple(read_config_file(path) if os.path.isfile(path) else None

@@ -63,7 +63,8 @@ def encoder_config_from_hf(hf_config, path):
         f"({'; '.join(unsupported)}); pass an ElectraForPreTraining or "
         "ElectraForMaskedLM directory")
   return encoder_config_lib.EncoderConfig.from_dict(
-      {field: hf_config[hf_field] for field, hf_field in _CONFIG_FIELDS.items()})
+      {field: hf_config[hf_field]
+       for field, hf_field in _CONFIG_FIELDS.items()})
 
 
 def hf_config_from_encoder(config, tower):

@@ -1,4 +1,4 @@
-"""TF1 names <-> Hugging Face `ElectraForPreTraining` / `ElectraForMaskedLM` names.
+"""TF1 names <-> names of Hugging Face `ElectraForPreTraining`/`ForMaskedLM`.
 
 One table, used in both directions: `hf_name_map` lists, for the TF1 names of
 one tower, the Hugging Face parameter each one is, and whether its value is

@@ -1,4 +1,4 @@
-"""Our variables under the original ELECTRA's TF1 names (ELECTRA_REFERENCE.md §5).
+"""Our variables under the original's TF1 names (ELECTRA_REFERENCE.md §5).
 
 The TF1 names are the project's interchange names: the TF1 reader and writer
 use them directly and the Hugging Face names are derived from them

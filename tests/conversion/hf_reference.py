@@ -1,4 +1,4 @@
-"""Random Hugging Face ELECTRA models and logits of ours, for the conversion tests."""
+"""Random Hugging Face ELECTRA models and our logits, for conversion tests."""
 
 import numpy as np
 import tensorflow as tf
@@ -67,7 +67,7 @@ def hf_logits(model, batch):
 
 
 def our_logits(model, tower, batch):
-  """Eval-mode logits of one tower: `[b, s]` (discriminator), `[b, s, vocab]`."""
+  """Eval-mode logits of one tower: `[b, s]` or (generator) `[b, s, vocab]`."""
   inputs = {key: tf.constant(value) for key, value in batch.items()}
   sequence = getattr(model, f"{tower}_network")(
       inputs, training=False)["sequence_output"]

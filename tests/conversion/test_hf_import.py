@@ -1,4 +1,4 @@
-"""Importing Hugging Face ELECTRA models: logits equal transformers', strict errors."""
+"""Importing Hugging Face ELECTRA: logits equal transformers', strict errors."""
 
 import json
 import os

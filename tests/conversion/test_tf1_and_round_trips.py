@@ -1,4 +1,4 @@
-"""Ours -> Hugging Face -> ours, ours -> TF1 names (checked by transformers), TF1 -> ours."""
+"""Ours -> HF -> ours; ours -> TF1 names (read by transformers); TF1 -> ours."""
 
 import numpy as np
 import pytest
@@ -65,7 +65,7 @@ def test_tf1_export_is_read_correctly_by_transformers(tmp_path,
 
 
 def _write_original_style_checkpoint(model, prefix, drop=(), resize=()):
-  """TF1 names plus `global_step` and Adam slots, as the authors' checkpoints."""
+  """TF1 names with `global_step` and Adam slots, as the authors' files."""
   weights = tf1_names.read_weights(model)
   for name in drop:
     del weights[name]

@@ -1,0 +1,86 @@
+"""Fine-tuning starts from a checkpoint imported from Hugging Face."""
+
+import dataclasses
+import json
+
+import gin
+import numpy as np
+import pytest
+import tensorflow as tf
+import torch
+
+from official_electra import finetune
+from official_electra.conversion import converters
+from official_electra.conversion import electra_parts
+from official_electra.finetuning import tasks
+from official_electra.finetuning import trainer
+from tests.conversion import hf_reference as ref
+
+_WORDS = ["good", "bad", "movie", "is", "the", "."] + [
+    f"word{index}" for index in range(ref.TINY.vocab_size - 11)]
+
+
+@pytest.fixture
+def imported_dir(tmp_path):
+  """A random HF discriminator imported with a 60-token vocabulary."""
+  vocab_file = tmp_path / "vocab.txt"
+  vocab_file.write_text("\n".join(
+      ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + _WORDS) + "\n")
+  discriminator, _ = ref.random_hf_models(ref.TINY, ref.TINY_GENERATOR)
+  discriminator.save_pretrained(tmp_path / "hf")
+  converters.import_hf(str(tmp_path / "hf"), None, str(tmp_path / "imported"),
+                       vocab_file=str(vocab_file))
+  return tmp_path / "imported", discriminator
+
+
+def test_classifier_encoder_starts_from_the_imported_weights(imported_dir):
+  output_dir, discriminator = imported_dir
+  config, _ = electra_parts.read_configs(str(output_dir))
+  classifier = trainer.build_classifier(
+      config, tasks.get_task("RTE"), trainer.FinetuneHyperparameters(),
+      str(output_dir))
+  batch = ref.padded_batch(config.vocab_size)
+  ours = classifier.encoder(
+      {key: tf.constant(value) for key, value in batch.items()},
+      training=False)["sequence_output"].numpy()
+  with torch.no_grad():
+    theirs = discriminator.electra(
+        input_ids=torch.from_numpy(batch["input_word_ids"]).long(),
+        attention_mask=torch.from_numpy(batch["input_mask"]).long(),
+        token_type_ids=torch.from_numpy(batch["input_type_ids"]).long(),
+    ).last_hidden_state.numpy()
+  np.testing.assert_allclose(ours, theirs, rtol=0, atol=1e-4)
+
+
+def test_finetune_main_runs_from_the_imported_directory(tmp_path, imported_dir):
+  output_dir, _ = imported_dir
+  glue_dir = tmp_path / "glue" / "SST-2"
+  glue_dir.mkdir(parents=True)
+  rng = np.random.default_rng(0)
+  for split, size in (("train", 32), ("dev", 16)):
+    labels = rng.integers(0, 2, size)
+    rows = [f"the movie is {'good' if label else 'bad'} .\t{label}"
+            for label in labels]
+    (glue_dir / f"{split}.tsv").write_text(
+        "sentence\tlabel\n" + "\n".join(rows) + "\n")
+  config = json.loads((output_dir / "encoder_config.json").read_text())
+  gin_file = tmp_path / "imported.gin"
+  gin_file.write_text("include 'gin/glue/recipe.gin'\n" + "".join(
+      f"glue_encoder.{field} = {value!r}\n" for field, value in config.items())
+      + "glue_hyperparameters.max_seq_length = 16\n"
+      "glue_hyperparameters.batch_size = 16\n"
+      "glue_hyperparameters.num_train_epochs = 1\n")
+  gin.clear_config()
+  try:
+    finetune._parse_gin([str(gin_file)], [])
+    # No --vocab_file: fine-tuning finds vocab.txt beside the checkpoint.
+    results = finetune.run("SST-2", str(tmp_path / "glue"), str(output_dir),
+                           str(tmp_path / "run"), None, True, 1)
+  finally:
+    gin.clear_config()
+  assert set(results["SST-2"]["median"]) == {"accuracy"}
+  finetuned = json.loads(
+      (tmp_path / "run" / "SST-2" / "seed_0" / "finetuned_model.json")
+      .read_text())
+  assert finetuned["encoder_config"] == dataclasses.asdict(
+      electra_parts.read_configs(str(output_dir))[0])
