@@ -144,14 +144,19 @@ def build_pretraining_dataset(
     _log(f"warning: skipping {path}: {reason}")
   total_bytes = sum(f.num_bytes for f in files)
   if not total_bytes:
-    raise BuildError(f"no text in --input={input_patterns!r} (all files empty "
-                     "or binary): point it at UTF-8 text files")
+    raise BuildError(f"no text in --input={input_patterns!r}: "
+                     f"{corpus_reader.describe_skipped(skipped)}; point it at "
+                     "UTF-8 text files")
   fingerprint = _fingerprint({
       "format": dataset_info_lib.FORMAT_VERSION,
       "vocab_sha256": vocabulary.sha256, "lower_case": bool(lower_case),
       "max_seq_length": max_seq_length, "num_shards": num_shards,
       "seed": seed, "inputs": [[f.path, f.num_bytes] for f in files]})
-  os.makedirs(output_dir, exist_ok=True)
+  try:
+    os.makedirs(output_dir, exist_ok=True)
+  except OSError as error:
+    raise BuildError(f"cannot create --output_dir={output_dir} "
+                     f"({error.strerror}): pass a writable folder") from None
   existing = dataset_info_lib.read_dataset_info(output_dir)
   if existing is not None:
     if existing.build_fingerprint != fingerprint:

@@ -29,19 +29,35 @@ _UNIT_BYTES = 1 << 20
 
 
 def count_words(input_patterns: str, lower_case: bool) -> collections.Counter:
-  """Counts of BERT-normalised words over the corpus files."""
+  """Counts of BERT-normalised words over the corpus files.
+
+  Invalid UTF-8 bytes are replaced and dropped, with a warning that counts them.
+
+  Raises:
+    BuildError: a pattern matches nothing, a file is unreadable, or every file
+      is empty or binary.
+  """
   files, skipped = corpus_reader.inspect_corpus_files(
       corpus_reader.find_corpus_files(input_patterns))
   for path, reason in skipped.items():
     print(f"warning: skipping {path}: {reason}", file=sys.stderr)
+  if not files:
+    raise BuildError(f"--input={input_patterns!r} holds no words: "
+                     f"{corpus_reader.describe_skipped(skipped)}; point it at "
+                     "UTF-8 text files")
   split_words = tf.function(
       lambda texts: bert_text_normalization.split_words(texts, lower_case),
       input_signature=[tf.TensorSpec([None], tf.string)])
   counts = collections.Counter()
+  replaced_bytes = 0
   for unit in corpus_reader.iter_units(files, _UNIT_BYTES):
-    sentences = unit_processor.read_sentences(unit)[0]
+    sentences, _, unit_replaced_bytes, _ = unit_processor.read_sentences(unit)
+    replaced_bytes += unit_replaced_bytes
     if sentences:
       counts.update(split_words(tf.constant(sentences)).flat_values.numpy())
+  if replaced_bytes:
+    print(f"warning: {replaced_bytes:,} bytes were not UTF-8; they were "
+          "replaced by U+FFFD and dropped", file=sys.stderr)
   return collections.Counter(
       {word.decode("utf-8"): count for word, count in counts.items()})
 
@@ -51,12 +67,17 @@ def build_vocab(input_patterns: str, output: str, vocab_size: int,
   """Learns and writes a vocabulary; returns its tokens.
 
   Raises:
-    BuildError: no words in the corpus or too small a vocab_size.
+    BuildError: no words in the corpus, too small a vocab_size or an output
+      folder that does not exist.
   """
   special_tokens = list(vocabulary_lib.SPECIAL_TOKENS)
   if vocab_size <= len(special_tokens):
     raise BuildError(f"--vocab_size={vocab_size} leaves no room besides "
                      f"{' '.join(special_tokens)}: use e.g. 30522")
+  output_folder = os.path.dirname(os.path.abspath(output))
+  if not os.path.isdir(output_folder):
+    raise BuildError(f"cannot write --output={output}: the folder "
+                     f"{output_folder} does not exist; create it first")
   word_counts = count_words(input_patterns, lower_case)
   if not word_counts:
     raise BuildError(f"--input={input_patterns!r} holds no words: point it at "

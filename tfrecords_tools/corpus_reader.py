@@ -127,6 +127,15 @@ def inspect_corpus_files(paths: list[str]
   return usable, skipped
 
 
+def describe_skipped(skipped: dict[str, str], limit: int = 3) -> str:
+  """`a.txt is empty, b.bin is binary (NUL bytes) and 4 more`, for messages."""
+  parts = [f"{path} is {reason}" for path, reason in
+           list(skipped.items())[:limit]]
+  if len(skipped) > limit:
+    parts.append(f"{len(skipped) - limit} more")
+  return ", ".join(parts) or "no files"
+
+
 def _cut_position(buffer: bytes, kind: str, forced: bool) -> int:
   """Where to end a unit in `buffer`: 0 means read more first."""
   if kind == PLAIN_TEXT:

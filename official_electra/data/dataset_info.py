@@ -76,14 +76,24 @@ class DatasetInfo:
     return path
 
   def check_compatible(self, path: str, vocab_size: Optional[int],
-                       max_seq_length: int) -> None:
-    """Raises DatasetInfoError if the model's sizes differ from the data's.
+                       max_seq_length: int, vocab_file: Optional[str] = None,
+                       vocab_sha256: Optional[str] = None) -> None:
+    """Raises DatasetInfoError if the model's inputs differ from the data's.
 
     Args:
       path: the json file, for the message.
       vocab_size: the model's vocabulary size; None skips that check.
       max_seq_length: the model's sequence length.
+      vocab_file: the model's vocabulary file, for the message.
+      vocab_sha256: hex sha256 of that file; None skips that check (a
+        vocabulary of the same size but other tokens is caught only by it).
     """
+    if vocab_sha256 is not None and vocab_sha256 != self.vocab_sha256:
+      raise DatasetInfoError(
+          f"{path}: the data was built with another vocabulary (sha256 "
+          f"{self.vocab_sha256[:12]}...) than {vocab_file} (sha256 "
+          f"{vocab_sha256[:12]}...): pass the vocabulary the data was built "
+          f"with, or rebuild the data with --vocab_file={vocab_file}")
     if vocab_size is not None and vocab_size != self.vocab_size:
       raise DatasetInfoError(
           f"{path}: the data was tokenized with a vocabulary of "

@@ -16,9 +16,12 @@ import tensorflow as tf
 
 from official_electra.data import dataset_info as dataset_info_lib
 from official_electra.data import pretraining_features
+from official_electra.tokenization import vocabulary as vocabulary_lib
 
 DEFAULT_SHARD_GLOB = "pretrain_data.tfrecord-*"
 _IGNORED_SUFFIXES = (".tmp", ".json")
+# tfrecords_tools' resume state: present only while a build is unfinished.
+_UNFINISHED_BUILD_MARKER = ".build_state"
 _MAX_CYCLE_LENGTH = 8
 
 
@@ -58,9 +61,13 @@ def resolve_files(file_pattern: Union[str, Sequence[str]]) -> list[str]:
   return sorted(set(files))
 
 
-def _check_against_info(info, directory, files, vocab_size, max_seq_length):
+def _check_against_info(info, directory, files, vocab_size, max_seq_length,
+                        vocabulary):
   path = os.path.join(directory, dataset_info_lib.DATASET_INFO_FILENAME)
-  info.check_compatible(path, vocab_size, max_seq_length)
+  info.check_compatible(
+      path, vocab_size, max_seq_length,
+      vocab_file=vocabulary and vocabulary.path,
+      vocab_sha256=vocabulary and vocabulary.sha256)
   expected_sizes = dict(zip(info.shard_files, info.shard_sizes))
   for file in files:
     expected = expected_sizes.get(os.path.basename(file))
@@ -98,14 +105,39 @@ def _check_first_record(file, vocab_size, max_seq_length):
         f"{vocab_size}: use the vocabulary the data was built with")
 
 
+def _check_not_unfinished(directory):
+  """Refuses the shards of a build that has not written dataset_info.json."""
+  if tf.io.gfile.exists(os.path.join(directory, _UNFINISHED_BUILD_MARKER)):
+    raise PretrainingDataError(
+        f"{directory} is an unfinished build (it has "
+        f"{_UNFINISHED_BUILD_MARKER}/ but no "
+        f"{dataset_info_lib.DATASET_INFO_FILENAME}): rerun the same "
+        "`python -m tfrecords_tools.build_pretraining_dataset` command to "
+        "finish it")
+
+
 def check_files(files: Sequence[str], max_seq_length: int,
-                vocab_size: Optional[int] = None) -> None:
+                vocab_size: Optional[int] = None,
+                vocab_file: Optional[str] = None) -> None:
   """Checks files against `dataset_info.json` beside them, or their first
   record where there is none (records of the original tool; warns once).
 
+  Args:
+    files: the shard files.
+    max_seq_length: the model's sequence length.
+    vocab_size: the model's vocabulary size; None skips the check.
+    vocab_file: the model's vocabulary; when given, it must be the file the
+      data was built with (same sha256) or, without dataset_info.json, hold
+      every id of the first record.
+
   Raises:
-    PretrainingDataError, DatasetInfoError: with the file and the fix.
+    PretrainingDataError, DatasetInfoError, VocabularyError: with the file and
+      the fix; also for the shards of an unfinished build.
   """
+  vocabulary = (vocabulary_lib.load_vocabulary(vocab_file)
+                if vocab_file is not None else None)
+  if vocab_size is None and vocabulary is not None:
+    vocab_size = vocabulary.size
   by_directory = {}
   for file in files:
     by_directory.setdefault(os.path.dirname(file), []).append(file)
@@ -113,8 +145,9 @@ def check_files(files: Sequence[str], max_seq_length: int,
     info = dataset_info_lib.read_dataset_info(directory)
     if info is not None:
       _check_against_info(info, directory, directory_files, vocab_size,
-                          max_seq_length)
+                          max_seq_length, vocabulary)
     else:
+      _check_not_unfinished(directory)
       logging.log_first_n(
           logging.WARNING, "%s has no %s (records of the original tool?): "
           "checking the record length on the first record only", 1,
@@ -142,7 +175,8 @@ def pretraining_dataset(
     max_seq_length: int, vocab_size: Optional[int] = None,
     input_context: Optional[tf.distribute.InputContext] = None,
     shuffle_buffer_size: int = 10000, seed: Optional[int] = None,
-    repeat: bool = True, shuffle: bool = True) -> tf.data.Dataset:
+    repeat: bool = True, shuffle: bool = True,
+    vocab_file: Optional[str] = None) -> tf.data.Dataset:
   """Batches of pretraining inputs.
 
   Files are split between input pipelines (`input_context`), shuffled,
@@ -161,17 +195,20 @@ def pretraining_dataset(
     seed: seed of file and record shuffling; with it the order is repeatable.
     repeat: cycle forever (training) or read once (evaluation).
     shuffle: shuffle files and records.
+    vocab_file: the model's vocabulary, checked to be the one the data was
+      built with (see `check_files`); None skips the check.
 
   Returns:
     A dataset of dicts `input_word_ids`, `input_mask`, `input_type_ids`:
     int32 `[batch, max_seq_length]`.
 
   Raises:
-    PretrainingDataError, DatasetInfoError: missing files, files that do not
-      fit the model, a truncated shard, or too few files to shard.
+    PretrainingDataError, DatasetInfoError, VocabularyError: missing files,
+      files that do not fit the model, another vocabulary, a truncated shard,
+      an unfinished build, or too few files to shard.
   """
   files = resolve_files(file_pattern)
-  check_files(files, max_seq_length, vocab_size)
+  check_files(files, max_seq_length, vocab_size, vocab_file)
   batch_size = global_batch_size
   dataset = tf.data.Dataset.from_tensor_slices(files)
   if input_context is not None:
