@@ -1,8 +1,13 @@
 """Exports SavedModels for TF Serving.
 
+    python -m official_electra.export --model_dir=runs/small \
+      --export_dir=models/electra_small/1
+
     python -m official_electra.export --finetuned_dir=runs/glue/SST-2 \
       --export_dir=models/sst2/1
 
+`--model_dir` takes a pretraining model_dir written by `official_electra.train`
+and exports its discriminator (see official_electra/serving/pretraining_export.py).
 `--finetuned_dir` takes a task folder written by `official_electra.finetune`
 (its median seed is exported) or one `seed_<s>` folder; the SavedModel's
 `serving_default` takes raw sentences and `serve_token_ids` token ids (see
@@ -15,17 +20,23 @@ from absl import app
 from absl import flags
 
 from official_electra.data import glue
+from official_electra.modeling import checkpoints
 from official_electra.serving import classifier_export
 from official_electra.serving import op_allowlist
+from official_electra.serving import pretraining_export
 from official_electra.tokenization import vocabulary
 
 flags.DEFINE_string("finetuned_dir", None, "Fine-tuned GLUE task or seed "
                     "folder to export as a classifier.")
+flags.DEFINE_string("model_dir", None, "Pretraining model_dir whose "
+                    "discriminator to export.")
 flags.DEFINE_string("export_dir", None, "SavedModel folder to create.")
 flags.DEFINE_bool("verbose", False, "Show tracebacks of errors.")
 
 _USER_ERRORS = (classifier_export.ExportError, op_allowlist.UnservableOpsError,
-                glue.GlueDataError, vocabulary.VocabularyError)
+                glue.GlueDataError, vocabulary.VocabularyError,
+                pretraining_export.PretrainingExportError,
+                checkpoints.CheckpointError)
 
 
 def main(argv):
@@ -35,9 +46,13 @@ def main(argv):
       run_dir = classifier_export.export_classifier(flags.FLAGS.finetuned_dir,
                                                     flags.FLAGS.export_dir)
       print(f"exported {run_dir} to {flags.FLAGS.export_dir}")
+    elif flags.FLAGS.model_dir:
+      prefix = pretraining_export.export_discriminator(flags.FLAGS.model_dir,
+                                                       flags.FLAGS.export_dir)
+      print(f"exported {prefix} to {flags.FLAGS.export_dir}")
     else:
       raise classifier_export.ExportError(
-          "nothing to export: pass --finetuned_dir")
+          "nothing to export: pass --finetuned_dir or --model_dir")
   except _USER_ERRORS as error:
     if flags.FLAGS.verbose:
       raise

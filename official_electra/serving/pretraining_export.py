@@ -1,0 +1,155 @@
+"""A TF Serving SavedModel of the pretrained discriminator.
+
+Signatures:
+  `serving_default`: `input_word_ids`, `input_mask`, `input_type_ids` (int32
+    `[batch, seq_len]`, any length up to max_position_embeddings).
+  `serve_text`: `sentence` (tf.string `[batch]`), tokenized and packed in the
+    graph with the run's vocabulary (`[CLS] A [SEP]`, max_seq_length tokens).
+  `serve_text_pair`: `sentence1`, `sentence2` (`[CLS] A [SEP] B [SEP]`).
+All return `sequence_output` (float32 `[batch, seq_len, hidden]`), `cls_output`
+(float32 `[batch, hidden]`, the `[CLS]` hidden state; ELECTRA has no pooler)
+and, for the discriminative objectives, `replaced_probability` (float32
+`[batch, seq_len]`, the probability that each token was replaced; padding
+positions carry no meaning). The text signatures also return the packed
+`input_word_ids` and `input_mask`.
+
+The export is checked with `op_allowlist.check_serving_op_types` (only ops that
+stock TF Serving registers) before it is renamed into place. Serving the text
+signatures from Python requires `import tensorflow_text` first.
+"""
+
+import os
+import shutil
+
+import tensorflow as tf
+
+from official_electra.modeling import checkpoints
+from official_electra.serving import op_allowlist
+from official_electra.tokenization import wordpiece_tokenizer
+from official_electra.training import architecture as architecture_lib
+from official_electra.training import pretraining_run
+
+
+class PretrainingExportError(ValueError):
+  """The model_dir or the export folder is unusable; says the fix."""
+
+
+class DiscriminatorServingModule(tf.Module):
+  """The discriminator, its replaced-token head and tokenizer, for serving.
+
+  Args:
+    pretrainer: a built and restored `ElectraPretrainer`.
+    tokenizer: the run's `WordpieceTokenizer`.
+    max_seq_length: length raw text is packed to.
+  """
+
+  def __init__(self, pretrainer, tokenizer, max_seq_length):
+    super().__init__(name="electra_discriminator")
+    self.discriminator = pretrainer.discriminator_network
+    self.discriminator_head = getattr(pretrainer, "discriminator_head", None)
+    self.tokenizer = tokenizer
+    self._max_seq_length = max_seq_length
+
+  def serve_token_ids(self, input_word_ids, input_mask, input_type_ids):
+    sequence_output = self.discriminator(
+        {"input_word_ids": input_word_ids, "input_mask": input_mask,
+         "input_type_ids": input_type_ids}, training=False)["sequence_output"]
+    sequence_output = tf.cast(sequence_output, tf.float32)
+    outputs = {"sequence_output": sequence_output,
+               "cls_output": sequence_output[:, 0]}
+    if self.discriminator_head is not None:
+      logits = self.discriminator_head(sequence_output)
+      outputs["replaced_probability"] = tf.sigmoid(tf.cast(logits, tf.float32))
+    return outputs
+
+  def serve_text(self, *sentences):
+    segments = [self.tokenizer.tokenize(sentence) for sentence in sentences]
+    packed = self.tokenizer.pack_inputs(segments, self._max_seq_length)
+    outputs = self.serve_token_ids(**packed)
+    outputs["input_word_ids"] = packed["input_word_ids"]
+    outputs["input_mask"] = packed["input_mask"]
+    return outputs
+
+  def signatures(self):
+    """`{name: concrete function}` for `tf.saved_model.save`."""
+    ids_spec = tf.TensorSpec([None, None], tf.int32)
+    text_spec = tf.TensorSpec([None], tf.string)
+    return {
+        "serving_default": tf.function(self.serve_token_ids)
+                           .get_concrete_function(input_word_ids=ids_spec,
+                                                  input_mask=ids_spec,
+                                                  input_type_ids=ids_spec),
+        "serve_text": tf.function(
+            lambda sentence: self.serve_text(sentence)
+        ).get_concrete_function(sentence=text_spec),
+        "serve_text_pair": tf.function(
+            lambda sentence1, sentence2: self.serve_text(sentence1, sentence2)
+        ).get_concrete_function(sentence1=text_spec, sentence2=text_spec),
+    }
+
+
+def load_pretrainer(model_dir):
+  """Rebuilds the pretrainer of a model_dir and restores its latest weights.
+
+  Returns:
+    `(pretrainer, architecture, checkpoint prefix)`.
+
+  Raises:
+    PretrainingExportError, CheckpointError.
+  """
+  architecture = architecture_lib.read_architecture(model_dir)
+  if architecture is None:
+    raise PretrainingExportError(
+        f"{model_dir}: no {architecture_lib.ARCHITECTURE_FILE}; pass a "
+        "--model_dir written by official_electra.train")
+  prefix = checkpoints.resolve_checkpoint(model_dir)
+  pretrainer = architecture_lib.build_pretrainer(architecture, seed=0)
+  ids = tf.zeros([1, architecture.max_seq_length], tf.int32)
+  pretrainer({"input_word_ids": ids, "input_mask": tf.ones_like(ids),
+              "input_type_ids": ids}, training=False)
+  try:
+    tf.train.Checkpoint(model=pretrainer).read(
+        prefix).assert_existing_objects_matched().expect_partial()
+  except (AssertionError, ValueError, tf.errors.InvalidArgumentError) as error:
+    raise checkpoints.CheckpointError(
+        f"{prefix}: does not fit {architecture_lib.ARCHITECTURE_FILE} beside "
+        f"it ({checkpoints.first_line(error)}); the model_dir is "
+        "inconsistent: export a checkpoint of the run that wrote it") from None
+  return pretrainer, architecture, prefix
+
+
+def export_discriminator(model_dir, export_dir):
+  """Writes the discriminator's serving SavedModel.
+
+  Args:
+    model_dir: a pretraining model_dir (its latest checkpoint is exported).
+    export_dir: the SavedModel folder to create (for TF Serving a numbered
+      version folder such as `models/electra/1`); it must not exist.
+
+  Returns:
+    The exported checkpoint prefix.
+
+  Raises:
+    PretrainingExportError, CheckpointError, UnservableOpsError.
+  """
+  if tf.io.gfile.exists(export_dir):
+    raise PretrainingExportError(
+        f"{export_dir} already exists; pass a new --export_dir (TF Serving "
+        "reads numbered version folders)")
+  pretrainer, architecture, prefix = load_pretrainer(model_dir)
+  vocab_file = os.path.join(model_dir, pretraining_run.VOCAB_FILE)
+  tokenizer = wordpiece_tokenizer.WordpieceTokenizer(
+      vocab_file, lower_case=architecture.lower_case)
+  module = DiscriminatorServingModule(pretrainer, tokenizer,
+                                      architecture.max_seq_length)
+  temporary_dir = f"{export_dir.rstrip('/')}.tmp"
+  if tf.io.gfile.exists(temporary_dir):
+    shutil.rmtree(temporary_dir)
+  tf.saved_model.save(module, temporary_dir, signatures=module.signatures())
+  try:
+    op_allowlist.check_serving_op_types(temporary_dir)
+  except op_allowlist.UnservableOpsError:
+    shutil.rmtree(temporary_dir)
+    raise
+  tf.io.gfile.rename(temporary_dir, export_dir)
+  return prefix
