@@ -41,8 +41,37 @@ BERT_SPECIAL_TOKEN_IDS = {"[PAD]": 0, "[UNK]": 100, "[CLS]": 101, "[SEP]": 102,
 _MAX_PREDICTIONS_PER_SEQ = 20
 
 
+# Names shown per problem line; the count is always exact.
+_MAX_LISTED_NAMES = 50
+
+
 class ConversionError(ValueError):
   """A checkpoint or model directory that cannot be converted; says the fix."""
+
+
+def raise_if_mismatched(headline, missing, unexpected, mismatched):
+  """Raises `ConversionError` when any list is non-empty.
+
+  The message is `headline`, then one line per kind of problem (missing,
+  unexpected, shape mismatch) with its count and names.
+
+  Args:
+    headline: First line: what does not fit what, and the fix.
+    missing: Names the source lacks.
+    unexpected: Names the source has but the model does not.
+    mismatched: `name (source shape) vs (model shape)` strings.
+  """
+  lines = []
+  for label, names in (("missing", missing), ("unexpected", unexpected),
+                       ("shape mismatch (source vs model)", mismatched)):
+    if names:
+      names = sorted(names)
+      shown = ", ".join(names[:_MAX_LISTED_NAMES])
+      more = len(names) - _MAX_LISTED_NAMES
+      lines.append(f"  {label} {len(names)}: {shown}" +
+                   (f", ... ({more} more)" if more > 0 else ""))
+  if lines:
+    raise ConversionError("\n".join([headline] + lines))
 
 
 class ElectraTowers(tf.Module):

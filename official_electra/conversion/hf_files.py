@@ -166,17 +166,11 @@ def hf_state_to_tf1(state, tf1_name_list, tower, path):
           "embeddings; ELECTRA ties them (tie_word_embeddings=True), so this "
           "model cannot be represented")
   expected = {hf_name for hf_name, _ in name_map.values()}
-  problems = []
-  missing = sorted(expected - set(state))
-  if missing:
-    problems.append(f"missing {len(missing)}: {', '.join(missing)}")
-  unexpected = sorted(set(state) - expected - hf_names.IGNORED_HF_NAMES)
-  if unexpected:
-    problems.append(f"unexpected {len(unexpected)}: {', '.join(unexpected)}")
-  if problems:
-    raise electra_parts.ConversionError(
-        f"{path} is not the {ARCHITECTURES[tower]} its config.json describes: "
-        + "; ".join(problems))
+  electra_parts.raise_if_mismatched(
+      f"{path} is not the {ARCHITECTURES[tower]} its config.json describes; "
+      f"pass an {ARCHITECTURES[tower]} directory saved with save_pretrained:",
+      expected - set(state), set(state) - expected - hf_names.IGNORED_HF_NAMES,
+      [])
   return {tf1_name: (state[hf_name].T if transposed else state[hf_name])
           for tf1_name, (hf_name, transposed) in name_map.items()}
 

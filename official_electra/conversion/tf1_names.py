@@ -138,24 +138,13 @@ def assign_weights(model, weights, source):
   """
   slots = model_slots(model)
   expected = {slot.name for slot in slots}
-  problems = []
-  missing = sorted(expected - set(weights))
-  if missing:
-    problems.append(f"missing {len(missing)}: {', '.join(missing)}")
-  unexpected = sorted(set(weights) - expected)
-  if unexpected:
-    problems.append(f"unexpected {len(unexpected)}: {', '.join(unexpected)}")
   mismatched = [f"{slot.name} {tuple(np.shape(weights[slot.name]))} vs "
                 f"{slot_shape(slot)}" for slot in slots if slot.name in weights
                 and tuple(np.shape(weights[slot.name])) != slot_shape(slot)]
-  if mismatched:
-    problems.append(f"shape mismatch (source vs config) {len(mismatched)}: "
-                    f"{', '.join(mismatched)}")
-  if problems:
-    raise electra_parts.ConversionError(
-        f"{source} does not fit the configured model: " + "; ".join(problems) +
-        "; check that the config (hidden size, layers, generator size) is the "
-        "one this checkpoint was trained with")
+  electra_parts.raise_if_mismatched(
+      f"{source} does not fit the configured model; pass the config (model "
+      "size, hidden size, layers, generator size) it was trained with:",
+      expected - set(weights), set(weights) - expected, mismatched)
   blocks = collections.defaultdict(list)
   for slot in slots:
     blocks[id(slot.variable)].append(slot)
