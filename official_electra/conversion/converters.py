@@ -58,9 +58,10 @@ def import_hf(hf_dir, hf_generator_dir, output_dir, vocab_file=None):
   configs = {tower: hf_files.encoder_config_from_hf(
       hf_config, f"{towers[tower]}/{hf_files.CONFIG_FILE}")
              for tower, (hf_config, _) in sources.items()}
+  any_config = next(iter(configs.values()))
   model = electra_parts.build_model(
       configs.get("discriminator"), configs.get("generator"),
-      electra_parts.special_token_ids_from(vocab_file))
+      electra_parts.special_token_ids_from(vocab_file, any_config.vocab_size))
   weights = {}
   for tower, (_, state) in sources.items():
     names = [slot.name for slot in tf1_names.tower_slots(model, tower)]
@@ -106,7 +107,8 @@ def import_tf1(tf1_checkpoint, discriminator_config, generator_config,
   model = electra_parts.build_model(
       discriminator_config if has_discriminator else None,
       generator_config if has_generator else None,
-      electra_parts.special_token_ids_from(vocab_file))
+      electra_parts.special_token_ids_from(
+          vocab_file, (generator_config or discriminator_config).vocab_size))
   tf1_names.assign_weights(model, weights, tf1_checkpoint)
   return electra_parts.write_checkpoint_dir(model, output_dir, vocab_file)
 

@@ -181,11 +181,21 @@ def model_configs(model):
   return tuple(configs)
 
 
-def special_token_ids_from(vocab_file):
-  """Special-token ids of `vocab_file`, or BERT's when it is None."""
+def special_token_ids_from(vocab_file, vocab_size):
+  """Special-token ids of `vocab_file`, or BERT's when it is None.
+
+  Raises:
+    ConversionError: when the file's size is not the model's `vocab_size`.
+    VocabularyError: when the file is missing or unusable.
+  """
   if vocab_file is None:
     return dict(BERT_SPECIAL_TOKEN_IDS)
-  return vocabulary.load_vocabulary(vocab_file).special_token_ids()
+  vocab = vocabulary.load_vocabulary(vocab_file)
+  if vocab.size != vocab_size:
+    raise ConversionError(
+        f"{vocab_file} has {vocab.size} tokens but the model's vocab_size is "
+        f"{vocab_size}; pass the vocabulary the model was trained with")
+  return vocab.special_token_ids()
 
 
 def write_checkpoint_dir(model, output_dir, vocab_file=None):

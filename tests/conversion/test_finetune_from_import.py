@@ -33,6 +33,18 @@ def imported_dir(tmp_path):
   return tmp_path / "imported", discriminator
 
 
+def test_vocabulary_of_another_size_is_refused(tmp_path):
+  vocab_file = tmp_path / "vocab.txt"
+  vocab_file.write_text("\n".join(
+      ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + _WORDS[:5]) + "\n")
+  discriminator, _ = ref.random_hf_models(ref.TINY, ref.TINY_GENERATOR)
+  discriminator.save_pretrained(tmp_path / "hf")
+  with pytest.raises(electra_parts.ConversionError,
+                     match="has 10 tokens but the model's vocab_size is 60"):
+    converters.import_hf(str(tmp_path / "hf"), None, str(tmp_path / "out"),
+                         vocab_file=str(vocab_file))
+
+
 def test_classifier_encoder_starts_from_the_imported_weights(imported_dir):
   output_dir, discriminator = imported_dir
   config, _ = electra_parts.read_configs(str(output_dir))
