@@ -223,7 +223,7 @@ def finetune_seed(encoded: EncodedTask, encoder_config, init_checkpoint,
   classifier.fit(
       train_dataset, epochs=num_epochs,
       callbacks=[dev_callback,
-                 tf_keras.callbacks.TensorBoard(log_dir=log_dir, update_freq=50)],
+                 tf_keras.callbacks.TensorBoard(log_dir=log_dir)],
       verbose=1 if sys.stdout.isatty() else 2)
   train_seconds = time.time() - start
   for split, submission_file in zip(task.test_splits, task.submission_files):
