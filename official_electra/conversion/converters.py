@@ -53,6 +53,10 @@ def import_hf(hf_dir, hf_generator_dir, output_dir, vocab_file=None):
   towers = {tower: path for tower, path in (("discriminator", hf_dir),
                                             ("generator", hf_generator_dir))
             if path}
+  if not towers:
+    raise electra_parts.ConversionError(
+        "pass a Hugging Face discriminator and/or generator directory")
+  electra_parts.check_new_output(output_dir)
   sources = {tower: hf_files.read_hf_dir(path)
              for tower, path in towers.items()}
   configs = {tower: hf_files.encoder_config_from_hf(
@@ -94,6 +98,7 @@ def import_tf1(tf1_checkpoint, discriminator_config, generator_config,
   Returns:
     The checkpoint prefix written.
   """
+  electra_parts.check_new_output(output_dir)
   weights = tf1_files.read_tf1_checkpoint(tf1_checkpoint)
   has_generator = any(name.startswith(("generator/", "generator_predictions/"))
                       for name in weights)
@@ -115,6 +120,9 @@ def import_tf1(tf1_checkpoint, discriminator_config, generator_config,
 
 def export_hf(checkpoint, hf_output_dir=None, hf_generator_output_dir=None):
   """Ours -> Hugging Face directories (discriminator and/or generator)."""
+  for output_dir in (hf_output_dir, hf_generator_output_dir):
+    if output_dir:
+      electra_parts.check_new_output(output_dir)
   model = electra_parts.load_checkpoint_dir(checkpoint)
   if hf_output_dir:
     hf_files.write_hf_dir(model, "discriminator", hf_output_dir)

@@ -207,7 +207,7 @@ def write_checkpoint_dir(model, output_dir, vocab_file=None):
   Returns:
     The checkpoint prefix, `<output_dir>/ckpt-0`.
   """
-  _check_new_output(output_dir)
+  check_new_output(output_dir)
   parent = os.path.dirname(os.path.abspath(output_dir))
   os.makedirs(parent, exist_ok=True)
   staging = tempfile.mkdtemp(prefix=".converting-", dir=parent)
@@ -230,7 +230,8 @@ def write_checkpoint_dir(model, output_dir, vocab_file=None):
   return os.path.join(output_dir, "ckpt-0")
 
 
-def _check_new_output(path):
+def check_new_output(path):
+  """Raises `ConversionError` when `path` exists and is not an empty folder."""
   if os.path.exists(path) and (not os.path.isdir(path) or os.listdir(path)):
     raise ConversionError(f"{path} already exists; pass a new output path "
                           "(nothing is overwritten)")

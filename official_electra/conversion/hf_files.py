@@ -182,11 +182,7 @@ def write_hf_dir(model, tower, output_dir):
   `ElectraForMaskedLM` (generator) loads it. Written to a temporary sibling
   and renamed.
   """
-  if os.path.exists(output_dir) and (not os.path.isdir(output_dir) or
-                                     os.listdir(output_dir)):
-    raise electra_parts.ConversionError(
-        f"{output_dir} already exists; pass a new output path (nothing is "
-        "overwritten)")
+  electra_parts.check_new_output(output_dir)
   configs = dict(zip(("discriminator", "generator"),
                      electra_parts.model_configs(model)))
   if configs[tower] is None:
