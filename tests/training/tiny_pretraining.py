@@ -36,8 +36,8 @@ def tiny_encoder(vocab_size, dropout_rate=0.1):
 
 
 def train(model_dir, data, num_train_steps=6, stop_after_steps=None,
-          **kwargs):
-  """A few steps of the tiny model on one CPU device."""
+          strategy=None, dropout_rate=0.1, **kwargs):
+  """A few steps of the tiny model (on one CPU device by default)."""
   data_dir, vocab_file, vocab_size = data
   settings = dict(
       train_batch_size=4, max_seq_length=SEQ_LENGTH,
@@ -47,6 +47,7 @@ def train(model_dir, data, num_train_steps=6, stop_after_steps=None,
   settings.update(kwargs)
   return pretraining_run.run_pretraining(
       str(model_dir), str(data_dir), str(vocab_file),
-      tiny_encoder(vocab_size), tf.distribute.OneDeviceStrategy("/cpu:0"),
+      tiny_encoder(vocab_size, dropout_rate),
+      strategy or tf.distribute.OneDeviceStrategy("/cpu:0"),
       num_train_steps=num_train_steps, stop_after_steps=stop_after_steps,
       **settings)
