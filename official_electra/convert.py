@@ -23,11 +23,13 @@ architecture comes from `--model_size` or the two `--*_config_json` files (an
 `EncoderConfig` as JSON). See docs/checkpoints.md.
 """
 
+import os
 import sys
 
 from absl import app
 from absl import flags
 
+from official_electra.conversion import checkpoint_dir
 from official_electra.conversion import converters
 from official_electra.conversion import electra_parts
 from official_electra.modeling import checkpoints
@@ -57,6 +59,8 @@ def define_flags():
   flags.DEFINE_string("vocab_file", None, "WordPiece vocabulary of the model: "
                       "copied beside the import; its [MASK] etc. set the "
                       "pretrainer's masking ids (BERT's ids when absent).")
+  flags.DEFINE_bool("lower_case", True, "Whether the vocabulary is uncased "
+                    "(recorded in architecture.json for the export).")
   flags.DEFINE_string("checkpoint", None, "Our checkpoint (model_dir or "
                       "prefix) to export.")
   flags.DEFINE_string("hf_output_dir", None, "New directory for the exported "
@@ -78,10 +82,10 @@ def _tf1_configs(model_size, discriminator_config_json, generator_config_json):
     discriminator_config, generator_config = converters.model_size_configs(
         model_size)
   if discriminator_config_json:
-    discriminator_config = electra_parts.read_config_file(
+    discriminator_config = checkpoint_dir.read_config_file(
         discriminator_config_json)
   if generator_config_json:
-    generator_config = electra_parts.read_config_file(generator_config_json)
+    generator_config = checkpoint_dir.read_config_file(generator_config_json)
   if discriminator_config is None:
     raise electra_parts.ConversionError(
         "--tf1_checkpoint needs its architecture: pass --model_size or "
@@ -107,18 +111,23 @@ def run(flag_values):
     if imports_hf:
       prefix = converters.import_hf(
           flag_values.hf_dir, flag_values.hf_generator_dir,
-          flag_values.output_dir, flag_values.vocab_file)
+          flag_values.output_dir, flag_values.vocab_file,
+          flag_values.lower_case)
     else:
       prefix = converters.import_tf1(
           flag_values.tf1_checkpoint,
           *_tf1_configs(flag_values.model_size,
                         flag_values.discriminator_config_json,
                         flag_values.generator_config_json),
-          flag_values.output_dir, flag_values.vocab_file)
-    configs = electra_parts.read_configs(flag_values.output_dir)
+          flag_values.output_dir, flag_values.vocab_file,
+          flag_values.lower_case)
+    configs = checkpoint_dir.read_configs(flag_values.output_dir)
     towers = [tower for tower, config in zip(("discriminator", "generator"),
                                              configs) if config is not None]
-    return f"wrote {prefix} ({' and '.join(towers)})"
+    described_by = sorted(name for name in os.listdir(flag_values.output_dir)
+                          if name.endswith(".json"))
+    return (f"wrote {prefix} ({' and '.join(towers)}; architecture in "
+            f"{', '.join(described_by)})")
   outputs = [flag_values.hf_output_dir, flag_values.hf_generator_output_dir,
              flag_values.tf1_output_prefix]
   if not any(outputs):

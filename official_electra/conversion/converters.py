@@ -9,6 +9,7 @@ import dataclasses
 
 import numpy as np
 
+from official_electra.conversion import checkpoint_dir
 from official_electra.conversion import electra_parts
 from official_electra.conversion import hf_files
 from official_electra.conversion import tf1_files
@@ -41,7 +42,8 @@ def model_size_configs(model_size):
   return discriminator_config, discriminator_config.scaled(generator_fraction)
 
 
-def import_hf(hf_dir, hf_generator_dir, output_dir, vocab_file=None):
+def import_hf(hf_dir, hf_generator_dir, output_dir, vocab_file=None,
+              lower_case=True):
   """Hugging Face `ElectraForPreTraining` and/or `ElectraForMaskedLM` -> ours.
 
   With both, the two files' embedding blocks must be equal (ELECTRA shares
@@ -62,17 +64,19 @@ def import_hf(hf_dir, hf_generator_dir, output_dir, vocab_file=None):
   configs = {tower: hf_files.encoder_config_from_hf(
       hf_config, f"{towers[tower]}/{hf_files.CONFIG_FILE}")
              for tower, (hf_config, _) in sources.items()}
-  any_config = next(iter(configs.values()))
+  special_token_ids = electra_parts.special_token_ids_from(
+      vocab_file, next(iter(configs.values())).vocab_size)
   model = electra_parts.build_model(
       configs.get("discriminator"), configs.get("generator"),
-      electra_parts.special_token_ids_from(vocab_file, any_config.vocab_size))
+      special_token_ids)
   weights = {}
   for tower, (_, state) in sources.items():
     names = [slot.name for slot in tf1_names.tower_slots(model, tower)]
     tower_weights = hf_files.hf_state_to_tf1(state, names, tower, towers[tower])
     _merge_shared(weights, tower_weights, towers)
   tf1_names.assign_weights(model, weights, " and ".join(towers.values()))
-  return electra_parts.write_checkpoint_dir(model, output_dir, vocab_file)
+  return checkpoint_dir.write_checkpoint_dir(
+      model, output_dir, special_token_ids, vocab_file, lower_case)
 
 
 def _merge_shared(weights, tower_weights, towers):
@@ -89,7 +93,7 @@ def _merge_shared(weights, tower_weights, towers):
 
 
 def import_tf1(tf1_checkpoint, discriminator_config, generator_config,
-               output_dir, vocab_file=None):
+               output_dir, vocab_file=None, lower_case=True):
   """An original TF1 ELECTRA checkpoint -> ours.
 
   The generator is imported when the checkpoint has one (`generator/...`
@@ -109,13 +113,14 @@ def import_tf1(tf1_checkpoint, discriminator_config, generator_config,
     raise electra_parts.ConversionError(
         f"{tf1_checkpoint} holds a generator: pass its config "
         "(--model_size or --generator_config_json)")
+  special_token_ids = electra_parts.special_token_ids_from(
+      vocab_file, (discriminator_config or generator_config).vocab_size)
   model = electra_parts.build_model(
       discriminator_config if has_discriminator else None,
-      generator_config if has_generator else None,
-      electra_parts.special_token_ids_from(
-          vocab_file, (generator_config or discriminator_config).vocab_size))
+      generator_config if has_generator else None, special_token_ids)
   tf1_names.assign_weights(model, weights, tf1_checkpoint)
-  return electra_parts.write_checkpoint_dir(model, output_dir, vocab_file)
+  return checkpoint_dir.write_checkpoint_dir(
+      model, output_dir, special_token_ids, vocab_file, lower_case)
 
 
 def export_hf(checkpoint, hf_output_dir=None, hf_generator_output_dir=None):
@@ -123,7 +128,7 @@ def export_hf(checkpoint, hf_output_dir=None, hf_generator_output_dir=None):
   for output_dir in (hf_output_dir, hf_generator_output_dir):
     if output_dir:
       electra_parts.check_new_output(output_dir)
-  model = electra_parts.load_checkpoint_dir(checkpoint)
+  model = checkpoint_dir.load_checkpoint_dir(checkpoint)
   if hf_output_dir:
     hf_files.write_hf_dir(model, "discriminator", hf_output_dir)
   if hf_generator_output_dir:
@@ -132,5 +137,5 @@ def export_hf(checkpoint, hf_output_dir=None, hf_generator_output_dir=None):
 
 def export_tf1(checkpoint, tf1_output_prefix):
   """Ours -> a checkpoint under the original TF1 names; returns the names."""
-  model = electra_parts.load_checkpoint_dir(checkpoint)
+  model = checkpoint_dir.load_checkpoint_dir(checkpoint)
   return tf1_files.write_tf1_checkpoint(model, tf1_output_prefix)

@@ -1,4 +1,4 @@
-"""The towers a converted checkpoint holds, and the checkpoint directory layout.
+"""The towers a converted checkpoint holds, and the conversion error.
 
 A converted checkpoint uses the project's one layout,
 `tf.train.Checkpoint(model=...)` (see `modeling/checkpoints.py`): with both
@@ -6,31 +6,18 @@ towers, `model` is an `ElectraPretrainer`; with one tower only, it is a
 container whose attributes have the pretrainer's names
 (`discriminator_network`, `discriminator_head`, `generator_network`,
 `generator_head`), so the discriminator restores the same way in both cases.
-
-A checkpoint directory holds `ckpt-0.*` and `checkpoint` (written by a
-`tf.train.CheckpointManager`), `encoder_config.json` (the discriminator's
-`EncoderConfig`, as fine-tuning's `glue_encoder` takes it) when it holds a
-discriminator, `generator_config.json` when it holds a generator, and
-`vocab.txt` when a vocabulary was given.
 """
 
-import json
 import os
-import shutil
-import tempfile
 
 import tensorflow as tf
 
-from official_electra.modeling import checkpoints
 from official_electra.modeling import encoder_config as encoder_config_lib
 from official_electra.modeling.layers import discriminator_head
 from official_electra.modeling.layers import masked_lm_head
 from official_electra.modeling.models import electra_pretrainer
 from official_electra.tokenization import vocabulary
 
-DISCRIMINATOR_CONFIG_FILE = "encoder_config.json"
-GENERATOR_CONFIG_FILE = "generator_config.json"
-VOCAB_FILE = "vocab.txt"
 # BERT's uncased vocabulary: [PAD] 0, [UNK] 100, [CLS] 101, [SEP] 102,
 # [MASK] 103. Used for the pretrainer's masking ids when no vocabulary is
 # given; they do not affect the weights.
@@ -198,97 +185,8 @@ def special_token_ids_from(vocab_file, vocab_size):
   return vocab.special_token_ids()
 
 
-def write_checkpoint_dir(model, output_dir, vocab_file=None):
-  """Writes `model`, its configs and the vocabulary to a new `output_dir`.
-
-  Everything is written to a temporary sibling folder first and renamed, so
-  an interrupted run leaves no complete-looking directory.
-
-  Returns:
-    The checkpoint prefix, `<output_dir>/ckpt-0`.
-  """
-  check_new_output(output_dir)
-  parent = os.path.dirname(os.path.abspath(output_dir))
-  os.makedirs(parent, exist_ok=True)
-  staging = tempfile.mkdtemp(prefix=".converting-", dir=parent)
-  try:
-    manager = tf.train.CheckpointManager(
-        tf.train.Checkpoint(model=model), staging, max_to_keep=1)
-    manager.save(checkpoint_number=0)
-    discriminator_config, generator_config = model_configs(model)
-    for config, file_name in ((discriminator_config, DISCRIMINATOR_CONFIG_FILE),
-                              (generator_config, GENERATOR_CONFIG_FILE)):
-      if config is not None:
-        with open(os.path.join(staging, file_name), "w") as config_file:
-          config_file.write(config.to_json() + "\n")
-    if vocab_file is not None:
-      shutil.copyfile(vocab_file, os.path.join(staging, VOCAB_FILE))
-    os.replace(staging, output_dir)
-  except BaseException:
-    shutil.rmtree(staging, ignore_errors=True)
-    raise
-  return os.path.join(output_dir, "ckpt-0")
-
-
 def check_new_output(path):
   """Raises `ConversionError` when `path` exists and is not an empty folder."""
   if os.path.exists(path) and (not os.path.isdir(path) or os.listdir(path)):
     raise ConversionError(f"{path} already exists; pass a new output path "
                           "(nothing is overwritten)")
-
-
-def read_config_file(path):
-  """Reads an `EncoderConfig` JSON file."""
-  try:
-    with open(path) as config_file:
-      return encoder_config_lib.EncoderConfig.from_dict(json.load(config_file))
-  except OSError as error:
-    raise ConversionError(f"cannot read {path} ({error.strerror}); pass an "
-                          "EncoderConfig JSON file") from None
-  except (ValueError, TypeError) as error:
-    raise ConversionError(f"{path}: not an EncoderConfig JSON ({error}); "
-                          "rewrite it from a valid config") from None
-
-
-def read_configs(checkpoint_dir):
-  """`(discriminator_config, generator_config)` written beside a checkpoint."""
-  paths = [os.path.join(checkpoint_dir, file_name) for file_name in
-           (DISCRIMINATOR_CONFIG_FILE, GENERATOR_CONFIG_FILE)]
-  configs = tuple(read_config_file(path) if os.path.isfile(path) else None
-                  for path in paths)
-  if configs == (None, None):
-    raise ConversionError(
-        f"{checkpoint_dir} has neither {DISCRIMINATOR_CONFIG_FILE} nor "
-        f"{GENERATOR_CONFIG_FILE}; pass a directory written by "
-        "official_electra.convert or official_electra.train")
-  return configs
-
-
-def load_checkpoint_dir(path):
-  """Builds the model described beside a checkpoint and restores every variable.
-
-  Args:
-    path: A checkpoint directory, or a checkpoint prefix inside one.
-
-  Returns:
-    The restored model (see `build_model`).
-
-  Raises:
-    ConversionError: when the configs are missing or a variable is absent or
-      of another shape in the checkpoint.
-  """
-  try:
-    prefix = checkpoints.resolve_checkpoint(path)
-  except checkpoints.CheckpointError as error:
-    raise ConversionError(str(error)) from None
-  model = build_model(*read_configs(os.path.dirname(prefix)))
-  try:
-    status = tf.train.Checkpoint(model=model).read(prefix)
-    status.assert_existing_objects_matched()
-  except (ValueError, AssertionError, tf.errors.InvalidArgumentError) as error:
-    raise ConversionError(
-        f"{prefix} does not fit the configs beside it "
-        f"({checkpoints.first_line(error)}); check that the JSON configs "
-        "belong to this checkpoint") from None
-  status.expect_partial()
-  return model

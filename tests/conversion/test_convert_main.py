@@ -20,7 +20,8 @@ _FLAGS = ("hf_dir", "hf_generator_dir", "tf1_checkpoint", "model_size",
 
 
 def _flags(**values):
-  return types.SimpleNamespace(**{name: values.get(name) for name in _FLAGS})
+  return types.SimpleNamespace(lower_case=True, **{
+      name: values.get(name) for name in _FLAGS})
 
 
 def test_every_direction_through_run(tmp_path):
@@ -31,7 +32,8 @@ def test_every_direction_through_run(tmp_path):
                                hf_generator_dir=str(tmp_path / "hf_g"),
                                output_dir=str(tmp_path / "ours")))
   assert summary == (f"wrote {tmp_path / 'ours' / 'ckpt-0'} "
-                     "(discriminator and generator)")
+                     "(discriminator and generator; architecture in "
+                     "architecture.json)")
   convert.run(_flags(checkpoint=str(tmp_path / "ours"),
                      hf_output_dir=str(tmp_path / "out_d"),
                      tf1_output_prefix=str(tmp_path / "tf1" / "model")))
@@ -44,7 +46,8 @@ def test_every_direction_through_run(tmp_path):
       discriminator_config_json=str(tmp_path / "disc.json"),
       generator_config_json=str(tmp_path / "gen.json"),
       output_dir=str(tmp_path / "from_tf1")))
-  assert summary.endswith("(discriminator and generator)")
+  assert summary.endswith("(discriminator and generator; architecture in "
+                          "architecture.json)")
 
 
 @pytest.mark.parametrize("values,message", [

@@ -10,6 +10,7 @@ import tensorflow as tf
 import torch
 
 from official_electra import finetune
+from official_electra.conversion import checkpoint_dir
 from official_electra.conversion import converters
 from official_electra.conversion import electra_parts
 from official_electra.finetuning import tasks
@@ -47,7 +48,7 @@ def test_vocabulary_of_another_size_is_refused(tmp_path):
 
 def test_classifier_encoder_starts_from_the_imported_weights(imported_dir):
   output_dir, discriminator = imported_dir
-  config, _ = electra_parts.read_configs(str(output_dir))
+  config, _ = checkpoint_dir.read_configs(str(output_dir))
   classifier = trainer.build_classifier(
       config, tasks.get_task("RTE"), trainer.FinetuneHyperparameters(),
       str(output_dir))
@@ -95,4 +96,4 @@ def test_finetune_main_runs_from_the_imported_directory(tmp_path, imported_dir):
       (tmp_path / "run" / "SST-2" / "seed_0" / "finetuned_model.json")
       .read_text())
   assert finetuned["encoder_config"] == dataclasses.asdict(
-      electra_parts.read_configs(str(output_dir))[0])
+      checkpoint_dir.read_configs(str(output_dir))[0])

@@ -9,6 +9,7 @@ import safetensors.numpy
 import tensorflow as tf
 import transformers
 
+from official_electra.conversion import checkpoint_dir
 from official_electra.conversion import converters
 from official_electra.conversion import electra_parts
 from tests.conversion import hf_reference as ref
@@ -31,9 +32,9 @@ def test_imported_pretraining_model_gives_transformers_logits(
                                 _save(generator, tmp_path / "g"),
                                 str(output_dir))
   assert prefix == str(output_dir / "ckpt-0")
-  assert electra_parts.read_configs(str(output_dir)) == (discriminator_config,
+  assert checkpoint_dir.read_configs(str(output_dir)) == (discriminator_config,
                                                          generator_config)
-  model = electra_parts.load_checkpoint_dir(str(output_dir))
+  model = checkpoint_dir.load_checkpoint_dir(str(output_dir))
   # The two towers share one embedding block, as in the pretrainer.
   assert (model.discriminator_network.embedding_layer is
           model.generator_network.embedding_layer)
@@ -61,7 +62,7 @@ def test_discriminator_only_from_pytorch_bin_holds_only_the_discriminator(
       str(tmp_path / "ours" / "ckpt-0"))]
   assert any(name.startswith("model/discriminator_network/") for name in names)
   assert not any("generator" in name for name in names)
-  model = electra_parts.load_checkpoint_dir(str(tmp_path / "ours"))
+  model = checkpoint_dir.load_checkpoint_dir(str(tmp_path / "ours"))
   batch = ref.padded_batch(ref.TINY.vocab_size)
   np.testing.assert_allclose(ref.our_logits(model, "discriminator", batch),
                              ref.hf_logits(discriminator, batch), atol=1e-4)
@@ -71,9 +72,9 @@ def test_generator_only_import(tmp_path):
   _, generator = ref.random_hf_models(ref.TINY, ref.TINY_GENERATOR)
   converters.import_hf(None, _save(generator, tmp_path / "g"),
                        str(tmp_path / "ours"))
-  assert electra_parts.read_configs(str(tmp_path / "ours")) == (
+  assert checkpoint_dir.read_configs(str(tmp_path / "ours")) == (
       None, ref.TINY_GENERATOR)
-  model = electra_parts.load_checkpoint_dir(str(tmp_path / "ours"))
+  model = checkpoint_dir.load_checkpoint_dir(str(tmp_path / "ours"))
   batch = ref.padded_batch(ref.TINY.vocab_size)
   np.testing.assert_allclose(ref.our_logits(model, "generator", batch),
                              ref.hf_logits(generator, batch), atol=1e-4)

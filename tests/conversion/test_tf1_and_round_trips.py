@@ -6,6 +6,7 @@ import tensorflow as tf
 import transformers
 from transformers.models.electra import modeling_electra
 
+from official_electra.conversion import checkpoint_dir
 from official_electra.conversion import converters
 from official_electra.conversion import electra_parts
 from official_electra.conversion import tf1_files
@@ -20,11 +21,12 @@ def our_checkpoint(tmp_path):
   rng = np.random.default_rng(0)
   for variable in model.trainable_variables:
     variable.assign(rng.normal(0.0, 0.05, variable.shape).astype(np.float32))
-  return electra_parts.write_checkpoint_dir(model, str(tmp_path / "ours"))
+  return checkpoint_dir.write_checkpoint_dir(
+      model, str(tmp_path / "ours"), electra_parts.BERT_SPECIAL_TOKEN_IDS)
 
 
 def _model_weights(path):
-  model = electra_parts.load_checkpoint_dir(path)
+  model = checkpoint_dir.load_checkpoint_dir(path)
   return model, {variable.name: variable.numpy()
                  for variable in model.trainable_variables}
 
@@ -50,7 +52,7 @@ def test_tf1_export_is_read_correctly_by_transformers(tmp_path,
   assert "electra/encoder/layer_1/attention/self/value/kernel" in names
   assert "generator/embeddings_project/kernel" in names
   assert "discriminator_predictions/dense_1/bias" in names
-  model = electra_parts.load_checkpoint_dir(our_checkpoint)
+  model = checkpoint_dir.load_checkpoint_dir(our_checkpoint)
   batch = ref.padded_batch(ref.TINY.vocab_size)
   for tower, model_class, config in (
       ("discriminator", transformers.ElectraForPreTraining, ref.TINY),
@@ -97,7 +99,7 @@ def test_tf1_import_skips_training_state_and_is_exact(tmp_path,
 
 def test_tf1_import_lists_missing_and_mismatched_variables(tmp_path,
                                                            our_checkpoint):
-  model = electra_parts.load_checkpoint_dir(our_checkpoint)
+  model = checkpoint_dir.load_checkpoint_dir(our_checkpoint)
   prefix = str(tmp_path / "original" / "electra_tiny")
   _write_original_style_checkpoint(
       model, prefix, drop=["electra/encoder/layer_0/output/LayerNorm/beta"],
@@ -114,7 +116,7 @@ def test_tf1_import_lists_missing_and_mismatched_variables(tmp_path,
 
 def test_tf1_import_needs_the_generator_config_and_refuses_tf2(tmp_path,
                                                               our_checkpoint):
-  model = electra_parts.load_checkpoint_dir(our_checkpoint)
+  model = checkpoint_dir.load_checkpoint_dir(our_checkpoint)
   prefix = str(tmp_path / "original" / "electra_tiny")
   _write_original_style_checkpoint(model, prefix)
   with pytest.raises(electra_parts.ConversionError, match="holds a generator"):
