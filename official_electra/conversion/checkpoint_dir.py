@@ -127,7 +127,8 @@ def read_configs(directory):
   Reads `architecture.json` (written by training or by an import), else
   `encoder_config.json` / `generator_config.json`; an absent tower is None.
   """
-  architecture_path = os.path.join(directory, architecture_lib.ARCHITECTURE_FILE)
+  architecture_path = os.path.join(directory,
+                                   architecture_lib.ARCHITECTURE_FILE)
   if os.path.isfile(architecture_path):
     try:
       architecture = architecture_lib.read_architecture(directory)

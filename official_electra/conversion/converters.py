@@ -109,6 +109,10 @@ def import_tf1(tf1_checkpoint, discriminator_config, generator_config,
   has_discriminator = any(name.startswith(("electra/encoder/",
                                            "discriminator_predictions/"))
                           for name in weights)
+  if not has_generator and not has_discriminator:
+    raise electra_parts.ConversionError(
+        f"{tf1_checkpoint} holds no ELECTRA encoder (no electra/encoder/... or "
+        "generator/... names); pass an ELECTRA pretraining checkpoint")
   if has_generator and generator_config is None:
     raise electra_parts.ConversionError(
         f"{tf1_checkpoint} holds a generator: pass its config "

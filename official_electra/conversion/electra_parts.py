@@ -26,8 +26,6 @@ BERT_SPECIAL_TOKEN_IDS = {"[PAD]": 0, "[UNK]": 100, "[CLS]": 101, "[SEP]": 102,
 # The pretrainer's masking slots per sequence; not a weight, only needed to
 # build it (train.py sets its own when it restores).
 _MAX_PREDICTIONS_PER_SEQ = 20
-
-
 # Names shown per problem line; the count is always exact.
 _MAX_LISTED_NAMES = 50
 

@@ -155,3 +155,12 @@ def test_hf_export_loads_in_transformers_without_missing_keys(tmp_path):
     assert info["mismatched_keys"] == []
     np.testing.assert_array_equal(ref.hf_logits(loaded.eval(), batch),
                                   ref.hf_logits(reference, batch))
+
+
+def test_unreadable_weights_file_is_named(tmp_path):
+  discriminator, _ = ref.random_hf_models(ref.TINY, ref.TINY_GENERATOR)
+  hf_dir = _save(discriminator, tmp_path / "d")
+  (tmp_path / "d" / "model.safetensors").write_bytes(b"not a safetensors file")
+  with pytest.raises(electra_parts.ConversionError,
+                     match=r"model\.safetensors: unreadable"):
+    converters.import_hf(hf_dir, None, str(tmp_path / "ours"))

@@ -123,6 +123,13 @@ def test_tf1_import_needs_the_generator_config_and_refuses_tf2(tmp_path,
     converters.import_tf1(prefix, ref.TINY, None, str(tmp_path / "imported"))
   with pytest.raises(electra_parts.ConversionError, match="object-based"):
     tf1_files.read_tf1_checkpoint(our_checkpoint)
+  other = str(tmp_path / "other" / "model")
+  tf.raw_ops.SaveV2(prefix=other, tensor_names=["bert/pooler/dense/kernel"],
+                    shape_and_slices=[""], tensors=[tf.zeros([2, 2])])
+  with pytest.raises(electra_parts.ConversionError,
+                     match="holds no ELECTRA encoder"):
+    converters.import_tf1(other, ref.TINY, ref.TINY_GENERATOR,
+                          str(tmp_path / "imported"))
 
 
 def test_model_sizes_follow_the_paper():
