@@ -132,7 +132,8 @@ def main(argv):
   except _USER_ERRORS as error:
     if flags.FLAGS.verbose:
       raise
-    print(f"error: {error}", file=sys.stderr)
+    # Gin appends "In call to configurable ..." lines; the first line is ours.
+    print(f"error: {str(error).strip().splitlines()[0]}", file=sys.stderr)
     sys.exit(1)
   state = "preempted (SIGTERM) at" if result["preempted"] else "stopped at"
   print(f"{state} step {result['step']}; checkpoint {result['checkpoint']}")

@@ -1,5 +1,7 @@
 """A small docstring corpus, vocabulary and TFRecords, and a tiny run on them."""
 
+import pathlib
+
 import tensorflow as tf
 
 from official_electra.modeling import encoder_config
@@ -9,6 +11,7 @@ from tfrecords_tools import build_vocab
 from tfrecords_tools import sample_corpus
 
 SEQ_LENGTH = 32
+REPO_ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
 def build_data(root):

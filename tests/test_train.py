@@ -1,0 +1,130 @@
+"""`python -m official_electra.train`: preemption, divergence, config errors,
+and the bfloat16 and XLA paths."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import tf_keras
+
+from official_electra.training import callbacks
+from tests.training import tiny_pretraining
+from tests.training.conftest import pretraining_data  # noqa: F401  fixture
+
+_TIMEOUT_SECONDS = 300
+
+
+def _command(data, model_dir, *bindings):
+  data_dir, vocab_file, vocab_size = data
+  seq_length = tiny_pretraining.SEQ_LENGTH
+  gin_bindings = [
+      f"encoder.vocab_size={vocab_size}",
+      f"encoder.max_position_embeddings={seq_length}",
+      f"run_pretraining.max_seq_length={seq_length}",
+      "run_pretraining.train_batch_size=4",
+      "run_pretraining.steps_per_execution=1",
+      "run_pretraining.print_every_steps=1",
+      "run_pretraining.save_checkpoints_steps=1", *bindings]
+  return ([sys.executable, "-u", "-m", "official_electra.train",
+           "--gin_file=gin/tiny.gin", f"--train_data={data_dir}",
+           f"--vocab_file={vocab_file}", f"--model_dir={model_dir}",
+           "--noprogress_bar"] +
+          [f"--gin_bindings={binding}" for binding in gin_bindings])
+
+
+def _run(command):
+  return subprocess.run(command, capture_output=True, text=True, check=False,
+                        timeout=_TIMEOUT_SECONDS, cwd=tiny_pretraining.REPO_ROOT,
+                        env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"))
+
+
+def _logged_steps(model_dir):
+  with open(os.path.join(model_dir, callbacks.METRICS_LOG_FILE)) as log_file:
+    return [json.loads(line)["step"] for line in log_file]
+
+
+def test_sigterm_saves_and_the_rerun_resumes(tmp_path, pretraining_data):
+  model_dir = tmp_path / "run"
+  process = subprocess.Popen(
+      _command(pretraining_data, model_dir,
+               "run_pretraining.num_train_steps=100000"),
+      stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+      cwd=tiny_pretraining.REPO_ROOT,
+      env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"))
+  for line in process.stdout:
+    if line.startswith("step 2:"):
+      process.send_signal(signal.SIGTERM)
+      break
+  output = process.communicate(timeout=_TIMEOUT_SECONDS)[0]
+  assert process.returncode == 0, output[-3000:]
+  assert "preempted (SIGTERM) at step" in output
+  stopped_step = int(output.split("preempted (SIGTERM) at step ")[1].split(";")[0])
+  assert (model_dir / f"ckpt-{stopped_step}.index").exists()
+  assert (model_dir / "config.gin").read_text().count("run_pretraining.") > 5
+
+  rerun = _run(_command(pretraining_data, model_dir,
+                        "run_pretraining.num_train_steps=100000",
+                        f"run_pretraining.stop_after_steps={stopped_step + 2}"))
+  assert rerun.returncode == 0, rerun.stderr[-3000:]
+  assert f"stopped at step {stopped_step + 2}" in rerun.stdout
+  steps = _logged_steps(model_dir)
+  assert steps[-2:] == [stopped_step + 1, stopped_step + 2]
+
+  changed = _run(_command(pretraining_data, model_dir,
+                          "run_pretraining.num_train_steps=100000",
+                          "encoder.num_layers=3"))
+  assert changed.returncode == 1
+  assert changed.stderr.strip().splitlines()[-1].startswith("error: ")
+  assert "encoder.num_layers: checkpoint 2, config 3" in changed.stderr
+  assert "Traceback" not in changed.stderr
+
+
+def test_nan_loss_stops_naming_the_step_and_keeps_the_good_checkpoint(
+    tmp_path, pretraining_data):
+  model_dir = tmp_path / "run"
+  result = _run(_command(pretraining_data, model_dir,
+                         "run_pretraining.num_train_steps=20",
+                         "run_pretraining.num_warmup_steps=0",
+                         "run_pretraining.learning_rate=1e12"))
+  assert result.returncode == 1, result.stdout[-2000:]
+  message = result.stderr.strip().splitlines()[-1]
+  assert message.startswith("error: loss is nan at step ") or (
+      message.startswith("error: loss is inf at step ")), message
+  bad_step = int(message.split(" at step ")[1].split(":")[0])
+  for step in range(1, bad_step):
+    loss = json.loads(open(model_dir / callbacks.METRICS_LOG_FILE).readlines()[
+        step - 1])["loss"]
+    assert np.isfinite(loss)
+  assert (model_dir / f"ckpt-{bad_step - 1}.index").exists()
+  assert not (model_dir / f"ckpt-{bad_step}.index").exists()
+
+
+def test_gin_typo_is_one_clear_line(tmp_path, pretraining_data):
+  result = _run(_command(pretraining_data, tmp_path / "run",
+                         "run_pretraining.num_train_stepz=3"))
+  assert result.returncode == 1
+  lines = result.stderr.strip().splitlines()
+  assert lines[-1].startswith("error: gin config ")
+  assert "num_train_stepz" in lines[-1] and "gin/tiny.gin" in lines[-1]
+  assert "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize("policy,jit_compile", [("mixed_bfloat16", False),
+                                                ("float32", True)])
+def test_bfloat16_and_xla_runs_train_with_finite_losses(
+    tmp_path, pretraining_data, policy, jit_compile):
+  tf_keras.mixed_precision.set_global_policy(policy)
+  try:
+    result = tiny_pretraining.train(tmp_path, pretraining_data,
+                                    num_train_steps=3, mixed_precision=policy,
+                                    jit_compile=jit_compile)
+  finally:
+    tf_keras.mixed_precision.set_global_policy("float32")
+  assert result["step"] == 3
+  with open(tmp_path / callbacks.METRICS_LOG_FILE) as log_file:
+    losses = [json.loads(line)["loss"] for line in log_file]
+  assert len(losses) == 3 and np.all(np.isfinite(losses))
