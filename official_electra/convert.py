@@ -32,6 +32,7 @@ from absl import flags
 from official_electra.conversion import checkpoint_dir
 from official_electra.conversion import converters
 from official_electra.conversion import electra_parts
+from official_electra.conversion import tf1_files
 from official_electra.modeling import checkpoints
 from official_electra.tokenization import vocabulary
 
@@ -134,6 +135,12 @@ def run(flag_values):
     raise electra_parts.ConversionError(
         "an export needs --hf_output_dir, --hf_generator_output_dir or "
         "--tf1_output_prefix")
+  # Every output is checked before anything is written.
+  for output_dir in outputs[:2]:
+    if output_dir:
+      electra_parts.check_new_output(output_dir)
+  if flag_values.tf1_output_prefix:
+    tf1_files.check_new_prefix(flag_values.tf1_output_prefix)
   if flag_values.hf_output_dir or flag_values.hf_generator_output_dir:
     converters.export_hf(flag_values.checkpoint, flag_values.hf_output_dir,
                          flag_values.hf_generator_output_dir)

@@ -46,6 +46,15 @@ def read_tf1_checkpoint(prefix):
           if not _is_training_state(name)}
 
 
+def check_new_prefix(prefix):
+  """Raises `ConversionError` when a checkpoint exists at `prefix`."""
+  for suffix in (".index", ".data-00000-of-00001"):
+    if os.path.exists(prefix + suffix):
+      raise electra_parts.ConversionError(
+          f"{prefix}{suffix} already exists; pass a new output prefix "
+          "(nothing is overwritten)")
+
+
 def write_tf1_checkpoint(model, prefix):
   """Writes every variable of `model` under its TF1 name at `prefix`.
 
@@ -56,11 +65,7 @@ def write_tf1_checkpoint(model, prefix):
   Returns:
     The list of TF1 names written.
   """
-  for suffix in (".index", ".data-00000-of-00001"):
-    if os.path.exists(prefix + suffix):
-      raise electra_parts.ConversionError(
-          f"{prefix}{suffix} already exists; pass a new output prefix "
-          "(nothing is overwritten)")
+  check_new_prefix(prefix)
   os.makedirs(os.path.dirname(os.path.abspath(prefix)), exist_ok=True)
   weights = tf1_names.read_weights(model)
   names = sorted(weights)

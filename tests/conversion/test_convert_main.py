@@ -50,6 +50,19 @@ def test_every_direction_through_run(tmp_path):
                           "architecture.json)")
 
 
+def test_export_checks_every_output_before_writing(tmp_path):
+  discriminator, _ = ref.random_hf_models(ref.TINY, ref.TINY_GENERATOR)
+  discriminator.save_pretrained(tmp_path / "hf_d")
+  convert.run(_flags(hf_dir=str(tmp_path / "hf_d"),
+                     output_dir=str(tmp_path / "ours")))
+  (tmp_path / "tf1.index").write_text("taken")
+  with pytest.raises(electra_parts.ConversionError, match="already exists"):
+    convert.run(_flags(checkpoint=str(tmp_path / "ours"),
+                       hf_output_dir=str(tmp_path / "out_d"),
+                       tf1_output_prefix=str(tmp_path / "tf1")))
+  assert not (tmp_path / "out_d").exists()
+
+
 @pytest.mark.parametrize("values,message", [
     ({}, "pass exactly one source"),
     ({"checkpoint": "x", "tf1_checkpoint": "y"}, "pass exactly one source"),
