@@ -106,29 +106,35 @@ def run(flag_values):
         "pass exactly one source: --hf_dir/--hf_generator_dir, "
         "--tf1_checkpoint or --checkpoint "
         f"(got {', '.join(sources) or 'none'})")
-  if not flag_values.checkpoint:
-    if not flag_values.output_dir:
-      raise electra_parts.ConversionError("an import needs --output_dir")
-    if imports_hf:
-      prefix = converters.import_hf(
-          flag_values.hf_dir, flag_values.hf_generator_dir,
-          flag_values.output_dir, flag_values.vocab_file,
-          flag_values.lower_case)
-    else:
-      prefix = converters.import_tf1(
-          flag_values.tf1_checkpoint,
-          *_tf1_configs(flag_values.model_size,
-                        flag_values.discriminator_config_json,
-                        flag_values.generator_config_json),
-          flag_values.output_dir, flag_values.vocab_file,
-          flag_values.lower_case)
-    configs = checkpoint_dir.read_configs(flag_values.output_dir)
-    towers = [tower for tower, config in zip(("discriminator", "generator"),
-                                             configs) if config is not None]
-    described_by = sorted(name for name in os.listdir(flag_values.output_dir)
-                          if name.endswith(".json"))
-    return (f"wrote {prefix} ({' and '.join(towers)}; architecture in "
-            f"{', '.join(described_by)})")
+  if flag_values.checkpoint:
+    return _run_export(flag_values)
+  return _run_import(flag_values, imports_hf)
+
+
+def _run_import(flag_values, imports_hf):
+  if not flag_values.output_dir:
+    raise electra_parts.ConversionError("an import needs --output_dir")
+  if imports_hf:
+    prefix = converters.import_hf(
+        flag_values.hf_dir, flag_values.hf_generator_dir,
+        flag_values.output_dir, flag_values.vocab_file, flag_values.lower_case)
+  else:
+    prefix = converters.import_tf1(
+        flag_values.tf1_checkpoint,
+        *_tf1_configs(flag_values.model_size,
+                      flag_values.discriminator_config_json,
+                      flag_values.generator_config_json),
+        flag_values.output_dir, flag_values.vocab_file, flag_values.lower_case)
+  configs = checkpoint_dir.read_configs(flag_values.output_dir)
+  towers = [tower for tower, config in zip(("discriminator", "generator"),
+                                           configs) if config is not None]
+  described_by = sorted(name for name in os.listdir(flag_values.output_dir)
+                        if name.endswith(".json"))
+  return (f"wrote {prefix} ({' and '.join(towers)}; architecture in "
+          f"{', '.join(described_by)})")
+
+
+def _run_export(flag_values):
   outputs = [flag_values.hf_output_dir, flag_values.hf_generator_output_dir,
              flag_values.tf1_output_prefix]
   if not any(outputs):
