@@ -1,0 +1,382 @@
+r"""Pretraining-step speed: ours against Model Garden and Hugging Face, one run.
+
+    python -m official_electra.benchmark.pretrain [--model=small|base]
+        [--batch_size=32] [--seq_len=128] [--mixed_precision=float32]
+        [--jit_compile] [--repetitions=5] [--steps=3] [--output=bench.json]
+
+Each implementation lives in its own worker process (so each one's peak memory
+is its own) and the coordinator runs them in turn, alternating, after a
+warm-up: `repetitions` timed rounds of `steps` training steps each. All three
+train the same shapes (ELECTRA-Small: 12 layers, hidden 256, embeddings 128,
+generator 1/4; Base: generator 1/3), the same loss (MLM + 50 x RTD over
+masked-position samples), global-norm clipping at 1.0 and, for the two
+TensorFlow ones, the same optimizer (the original AdamW):
+  ours          official_electra's ElectraPretrainer.train_step (dynamic
+                masking in the step);
+  model_garden  official.nlp.modeling.models.ElectraPretrainer over BertEncoder
+                towers, with masks precomputed (as its input pipeline does);
+  huggingface   transformers' ElectraForMaskedLM + ElectraForPreTraining
+                (PyTorch, shared embeddings, sampling at masked positions,
+                torch.optim.AdamW), when torch and transformers are installed.
+MFU is achieved training FLOP/s (analytic, as the paper counts them)
+over the peak of a large matmul measured in the same run and precision.
+Training FLOPs are counted by `official_electra.training.flops`.
+"""
+
+import json
+import multiprocessing
+import os
+import resource
+import statistics
+import time
+
+from absl import app
+from absl import flags
+
+flags.DEFINE_enum("model", "small", ["small", "base"], "Model shapes.")
+flags.DEFINE_integer("batch_size", 32, "Examples per step.")
+flags.DEFINE_integer("seq_len", 128, "Tokens per example.")
+flags.DEFINE_enum("mixed_precision", "float32",
+                  ["float32", "mixed_bfloat16", "mixed_float16"], "Precision.")
+flags.DEFINE_bool("jit_compile", False, "XLA-compile the TensorFlow steps.")
+flags.DEFINE_integer("repetitions", 5, "Timed rounds per implementation.")
+flags.DEFINE_integer("steps", 3, "Training steps per timed round.")
+flags.DEFINE_integer("warmup_steps", 3, "Untimed steps before the rounds.")
+flags.DEFINE_list("implementations", ["ours", "model_garden", "huggingface"],
+                  "Which implementations to run.")
+flags.DEFINE_string("output", None, "Write the results as JSON here too.")
+FLAGS = flags.FLAGS
+
+VOCAB_SIZE = 30522
+MASK_ID, CLS_ID, SEP_ID, PAD_ID = 103, 101, 102, 0
+SHAPES = {  # discriminator config overrides, generator fraction
+    "small": (dict(), 0.25),
+    "base": (dict(embedding_size=768, hidden_size=768, num_attention_heads=12,
+                  intermediate_size=3072), 1 / 3),
+}
+
+
+def _configs(model):
+  from official_electra.modeling import encoder_config  # pylint: disable=g-import-not-at-top
+  overrides, fraction = SHAPES[model]
+  discriminator = encoder_config.EncoderConfig(**overrides)
+  return discriminator, discriminator.scaled(fraction)
+
+
+def _num_slots(seq_len):
+  from official_electra.modeling.layers import dynamic_masking  # pylint: disable=g-import-not-at-top
+  return dynamic_masking.max_predictions_per_seq(seq_len, mask_prob=0.15)
+
+
+def _token_batch(batch_size, seq_len):
+  import numpy as np  # pylint: disable=g-import-not-at-top
+  ids = np.random.default_rng(0).integers(
+      1000, VOCAB_SIZE, size=(batch_size, seq_len)).astype(np.int32)
+  ids[:, 0] = CLS_ID
+  ids[:, seq_len // 2] = SEP_ID
+  ids[:, -1] = SEP_ID
+  return ids
+
+
+def _build_tensorflow(kind, settings):
+  """A `step()` running one TF training step of `kind` (ours/model_garden)."""
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  import tf_keras  # pylint: disable=g-import-not-at-top
+  from official_electra.modeling import encoder_config  # pylint: disable=g-import-not-at-top
+  from official_electra.modeling.layers import dynamic_masking  # pylint: disable=g-import-not-at-top
+  from official_electra.modeling.models import electra_pretrainer  # pylint: disable=g-import-not-at-top
+  from official_electra.optimization import optimizer_factory  # pylint: disable=g-import-not-at-top
+
+  tf_keras.mixed_precision.set_global_policy(settings["mixed_precision"])
+  discriminator_config, generator_config = _configs(settings["model"])
+  num_slots = _num_slots(settings["seq_len"])
+  ids = tf.constant(_token_batch(settings["batch_size"], settings["seq_len"]))
+  inputs = {"input_word_ids": ids, "input_mask": tf.ones_like(ids),
+            "input_type_ids": tf.zeros_like(ids)}
+  optimizer = optimizer_factory.create_optimizer(
+      "adamw", peak_learning_rate=5e-4, num_train_steps=10**6,
+      num_warmup_steps=10**4)
+  if kind == "ours":
+    embeddings = encoder_config.build_embeddings(discriminator_config)
+    model = electra_pretrainer.ElectraPretrainer(
+        encoder_config.build_encoder(discriminator_config, embeddings),
+        encoder_config.build_encoder(generator_config, embeddings, "generator"),
+        mask_token_id=MASK_ID, excluded_token_ids=[CLS_ID, SEP_ID, PAD_ID],
+        max_predictions_per_seq=num_slots, seed=0)
+    model.compile(optimizer=optimizer, jit_compile=settings["jit_compile"])
+    iterator = iter(tf.data.Dataset.from_tensors(inputs).repeat())
+    train_function = model.make_train_function()
+    return lambda: float(train_function(iterator)["loss"])
+
+  from official.modeling import tf_utils  # pylint: disable=g-import-not-at-top
+  from official.nlp.modeling import models  # pylint: disable=g-import-not-at-top
+  from official.nlp.modeling import networks  # pylint: disable=g-import-not-at-top
+
+  def bert_encoder(config, embedding_layer=None):
+    return networks.BertEncoder(
+        vocab_size=config.vocab_size, hidden_size=config.hidden_size,
+        num_layers=config.num_layers,
+        num_attention_heads=config.num_attention_heads,
+        inner_dim=config.intermediate_size, max_sequence_length=512,
+        type_vocab_size=2, embedding_width=config.embedding_size,
+        embedding_layer=embedding_layer, dict_outputs=True)
+
+  discriminator = bert_encoder(discriminator_config)
+  generator = bert_encoder(generator_config,
+                           discriminator.get_embedding_layer())
+  model = models.ElectraPretrainer(
+      generator_network=generator, discriminator_network=discriminator,
+      vocab_size=VOCAB_SIZE, num_classes=2, num_token_predictions=num_slots,
+      mlm_activation=tf_utils.get_activation("gelu"),
+      mlm_initializer=tf_keras.initializers.TruncatedNormal(stddev=0.02))
+  # Model Garden masks in the input pipeline: precompute one static masking.
+  masking = dynamic_masking.DynamicMasking(MASK_ID, [CLS_ID, SEP_ID, PAD_ID],
+                                           num_slots)(
+                                               ids, inputs["input_mask"],
+                                               seed=tf.constant([0, 1]))
+  garden_inputs = dict(inputs, input_word_ids=masking["masked_input_ids"],
+                       masked_lm_positions=masking["masked_positions"],
+                       masked_lm_ids=masking["masked_ids"],
+                       masked_lm_weights=masking["masked_weights"])
+
+  @tf.function(jit_compile=settings["jit_compile"])
+  def train_step(batch):
+    with tf.GradientTape() as tape:
+      outputs = model(batch, training=True)
+      mlm = tf_keras.losses.sparse_categorical_crossentropy(
+          batch["masked_lm_ids"], tf.cast(outputs["lm_outputs"], tf.float32),
+          from_logits=True)
+      weights = batch["masked_lm_weights"]
+      mlm_loss = tf.reduce_sum(mlm * weights) / tf.reduce_sum(weights)
+      rtd = tf.nn.sigmoid_cross_entropy_with_logits(
+          logits=tf.cast(outputs["disc_logits"], tf.float32),
+          labels=tf.cast(outputs["disc_label"], tf.float32))
+      loss = mlm_loss + 50.0 * tf.reduce_mean(rtd)
+    gradients = tape.gradient(loss, model.trainable_variables)
+    gradients, _ = tf.clip_by_global_norm(gradients, 1.0)
+    optimizer.apply_gradients(zip(gradients, model.trainable_variables))
+    return loss
+
+  return lambda: float(train_step(garden_inputs))
+
+
+def _build_huggingface(settings):
+  """A `step()` running one PyTorch ELECTRA training step (transformers)."""
+  import torch  # pylint: disable=g-import-not-at-top
+  import transformers  # pylint: disable=g-import-not-at-top
+
+  torch.manual_seed(0)
+  torch.set_num_threads(os.cpu_count())
+  discriminator_config, generator_config = _configs(settings["model"])
+
+  def hf_config(config):
+    return transformers.ElectraConfig(
+        vocab_size=config.vocab_size, embedding_size=config.embedding_size,
+        hidden_size=config.hidden_size, num_hidden_layers=config.num_layers,
+        num_attention_heads=config.num_attention_heads,
+        intermediate_size=config.intermediate_size)
+
+  generator = transformers.ElectraForMaskedLM(hf_config(generator_config))
+  discriminator = transformers.ElectraForPreTraining(
+      hf_config(discriminator_config))
+  generator.electra.embeddings = discriminator.electra.embeddings
+  generator.generator_lm_head.weight = (
+      discriminator.electra.embeddings.word_embeddings.weight)
+  parameters = {id(p): p for p in list(generator.parameters()) +
+                list(discriminator.parameters())}.values()
+  optimizer = torch.optim.AdamW(parameters, lr=5e-4, eps=1e-6,
+                                weight_decay=0.01)
+  ids = torch.from_numpy(_token_batch(settings["batch_size"],
+                                      settings["seq_len"])).long()
+  batch_size, seq_len = ids.shape
+  num_slots = _num_slots(seq_len)
+  rows = torch.arange(batch_size)[:, None]
+  autocast = settings["mixed_precision"] == "mixed_bfloat16"
+
+  def step():
+    candidates = torch.rand(batch_size, seq_len)
+    candidates[:, 0] = -1
+    candidates[ids == SEP_ID] = -1
+    positions = candidates.topk(num_slots, dim=1).indices
+    originals = ids[rows, positions]
+    masked = ids.clone()
+    keep = torch.rand(batch_size, num_slots) < 0.15
+    masked[rows, positions] = torch.where(keep, originals,
+                                          torch.full_like(originals, MASK_ID))
+    with torch.autocast("cpu", dtype=torch.bfloat16, enabled=autocast):
+      hidden = generator.electra(input_ids=masked)[0][rows, positions]
+      logits = generator.generator_lm_head(
+          generator.generator_predictions(hidden)).float()
+      mlm_loss = torch.nn.functional.cross_entropy(
+          logits.reshape(-1, logits.shape[-1]), originals.reshape(-1))
+      with torch.no_grad():
+        gumbel = -torch.log(-torch.log(torch.rand_like(logits).clamp_min(1e-20)))
+        sampled = (logits + gumbel).argmax(-1)
+      corrupted = masked.clone()
+      corrupted[rows, positions] = sampled
+      labels = (corrupted != ids).float()
+      disc_logits = discriminator(input_ids=corrupted).logits.float()
+      rtd_loss = torch.nn.functional.binary_cross_entropy_with_logits(
+          disc_logits, labels)
+      loss = mlm_loss + 50.0 * rtd_loss
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(parameters, 1.0)
+    optimizer.step()
+    optimizer.zero_grad(set_to_none=True)
+    return float(loss)
+
+  return step
+
+
+def _worker(kind, settings, connection):
+  os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+  try:
+    if kind == "huggingface":
+      step = _build_huggingface(settings)
+    else:
+      step = _build_tensorflow(kind, settings)
+    for _ in range(settings["warmup_steps"]):
+      step()
+    connection.send(("ready", None))
+    while True:
+      command, steps = connection.recv()
+      if command == "stop":
+        peak_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        connection.send(("peak_memory_mib", peak_kib / 1024))
+        return
+      start = time.perf_counter()
+      for _ in range(steps):
+        loss = step()
+      connection.send(("seconds", (time.perf_counter() - start, loss)))
+  except Exception as error:  # pylint: disable=broad-except
+    connection.send(("error", f"{type(error).__name__}: {error}"))
+
+
+def matmul_peak_flops(mixed_precision, size=4096, repeats=5):
+  """Best FLOP/s of a `size`^3 matmul in the compute dtype of `mixed_precision`."""
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  dtype = {"float32": tf.float32, "mixed_bfloat16": tf.bfloat16,
+           "mixed_float16": tf.float16}[mixed_precision]
+  left = tf.cast(tf.random.normal([size, size]), dtype)
+  right = tf.cast(tf.random.normal([size, size]), dtype)
+  matmul = tf.function(lambda a, b: tf.reduce_sum(tf.matmul(a, b)))
+  matmul(left, right).numpy()
+  best = float("inf")
+  for _ in range(repeats):
+    start = time.perf_counter()
+    matmul(left, right).numpy()
+    best = min(best, time.perf_counter() - start)
+  return 2 * size**3 / best
+
+
+def available(kind):
+  if kind != "huggingface":
+    return True
+  try:
+    import torch  # pylint: disable=g-import-not-at-top,unused-import
+    import transformers  # pylint: disable=g-import-not-at-top,unused-import
+  except ImportError:
+    return False
+  return True
+
+
+def run(settings, implementations):
+  """Runs the alternating benchmark; returns a JSON-able dict of results."""
+  from official_electra.training import flops  # pylint: disable=g-import-not-at-top
+  discriminator_config, generator_config = _configs(settings["model"])
+  flops_per_example = flops.pretraining_flops(
+      discriminator_config, generator_config, "electra", settings["seq_len"],
+      _num_slots(settings["seq_len"])).train_per_example
+  context = multiprocessing.get_context("spawn")
+  workers = {}
+  for kind in implementations:
+    if not available(kind):
+      print(f"{kind}: skipped (torch/transformers not installed)")
+      continue
+    parent, child = context.Pipe()
+    process = context.Process(target=_worker, args=(kind, settings, child))
+    process.start()
+    workers[kind] = (process, parent)
+    # Build and warm up one at a time, so compilation does not overlap.
+    status, detail = parent.recv()
+    if status != "ready":
+      raise RuntimeError(f"{kind} failed to start: {detail}")
+    print(f"{kind}: warmed up", flush=True)
+  peaks = [matmul_peak_flops(settings["mixed_precision"])]
+  seconds = {kind: [] for kind in workers}
+  for repetition in range(settings["repetitions"]):
+    for kind, (_, connection) in workers.items():
+      connection.send(("run", settings["steps"]))
+      status, detail = connection.recv()
+      if status != "seconds":
+        raise RuntimeError(f"{kind} failed: {detail}")
+      seconds[kind].append(detail[0])
+    print(f"round {repetition + 1}/{settings['repetitions']} done", flush=True)
+  peaks.append(matmul_peak_flops(settings["mixed_precision"]))
+  peak = max(peaks)
+  results = {"settings": settings, "flops_per_example": flops_per_example,
+             "matmul_peak_flops": peak, "implementations": {}}
+  for kind, (process, connection) in workers.items():
+    connection.send(("stop", 0))
+    _, memory = connection.recv()
+    process.join()
+    rates = [settings["steps"] * settings["batch_size"] / s
+             for s in seconds[kind]]
+    median = statistics.median(rates)
+    results["implementations"][kind] = {
+        "examples_per_second": median,
+        "examples_per_second_min": min(rates),
+        "examples_per_second_max": max(rates),
+        "tokens_per_second": median * settings["seq_len"],
+        "mfu": median * flops_per_example / peak,
+        "peak_memory_mib": memory,
+    }
+  garden = results["implementations"].get("model_garden")
+  for entry in results["implementations"].values():
+    entry["ratio_to_model_garden"] = (
+        entry["examples_per_second"] / garden["examples_per_second"]
+        if garden else None)
+  return results
+
+
+def format_table(results):
+  settings = results["settings"]
+  lines = [
+      f"model={settings['model']} batch={settings['batch_size']} "
+      f"seq_len={settings['seq_len']} precision={settings['mixed_precision']} "
+      f"jit_compile={settings['jit_compile']}",
+      f"training FLOPs/example {results['flops_per_example'] / 1e9:.2f} G; "
+      f"matmul peak {results['matmul_peak_flops'] / 1e9:.0f} GFLOP/s",
+      f"{'implementation':<14}{'examples/s':>12}{'(min-max)':>16}"
+      f"{'tokens/s':>10}{'vs MG':>7}{'MFU':>7}{'peak MiB':>10}",
+  ]
+  for kind, entry in results["implementations"].items():
+    ratio = entry["ratio_to_model_garden"]
+    lines.append(
+        f"{kind:<14}{entry['examples_per_second']:>12.2f}"
+        f"{entry['examples_per_second_min']:>8.2f}-"
+        f"{entry['examples_per_second_max']:<7.2f}"
+        f"{entry['tokens_per_second']:>10.0f}"
+        f"{(f'{ratio:.2f}x' if ratio else '-'):>7}"
+        f"{entry['mfu']:>7.0%}{entry['peak_memory_mib']:>10.0f}")
+  return "\n".join(lines)
+
+
+def main(argv):
+  del argv
+  settings = {
+      "model": FLAGS.model, "batch_size": FLAGS.batch_size,
+      "seq_len": FLAGS.seq_len, "mixed_precision": FLAGS.mixed_precision,
+      "jit_compile": FLAGS.jit_compile, "repetitions": FLAGS.repetitions,
+      "steps": FLAGS.steps, "warmup_steps": FLAGS.warmup_steps,
+  }
+  results = run(settings, FLAGS.implementations)
+  print(format_table(results))
+  if FLAGS.output:
+    with open(FLAGS.output + ".tmp", "w") as output:
+      json.dump(results, output, indent=2)
+    os.replace(FLAGS.output + ".tmp", FLAGS.output)
+
+
+if __name__ == "__main__":
+  app.run(main)
