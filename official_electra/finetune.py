@@ -5,6 +5,10 @@
       [--gin_file=gin/glue/small.gin] [--gin_param=glue_hyperparameters.learning_rate=1e-4] \
       [--num_seeds=10]
 
+On SIGTERM (preemption) the running seed stops at the next training step,
+writes a checkpoint, prints `preempted: ...` and exits with status 75
+(EX_TEMPFAIL); the same command resumes it. Finished seeds are not rerun.
+
 `--task` is one GLUE task, a comma-separated list, or `all`. `--init_checkpoint`
 takes a pretraining model_dir or a checkpoint prefix (omit it only to measure a
 randomly initialised encoder). Writes `<model_dir>/eval_results.json` (every
@@ -24,6 +28,7 @@ import gin
 
 from official_electra.data import glue
 from official_electra.finetuning import outputs
+from official_electra.finetuning import resumable_training
 from official_electra.finetuning import tasks
 from official_electra.finetuning import trainer
 from official_electra.modeling import checkpoints
@@ -52,6 +57,10 @@ flags.DEFINE_multi_string("gin_param", None, "Gin bindings, e.g. "
 flags.DEFINE_integer("num_seeds", 1, "Fine-tuning runs per task; the median is "
                      "reported (the paper uses 10).", lower_bound=1)
 flags.DEFINE_bool("verbose", False, "Show tracebacks of errors.")
+
+# Exit status after SIGTERM: the work is saved, not done; rerun to resume
+# (EX_TEMPFAIL, "try again later"). Not 0, so `finetune && export` waits.
+PREEMPTED_EXIT_STATUS = 75
 
 GinEncoderConfig = gin.external_configurable(encoder_config.EncoderConfig,
                                              "glue_encoder")
@@ -149,6 +158,9 @@ def main(argv):
       raise
     print(f"error: {error}", file=sys.stderr)
     sys.exit(1)
+  except resumable_training.TrainingPreempted as preempted:
+    print(f"preempted: {preempted}", file=sys.stderr)
+    sys.exit(PREEMPTED_EXIT_STATUS)
 
 
 if __name__ == "__main__":

@@ -72,28 +72,55 @@ def _trim_to_longest(features, labels=None):
   return features if labels is None else (features, labels)
 
 
+def _batched(elements, batch_size, drop_remainder):
+  dataset = tf.data.Dataset.from_tensor_slices(elements)
+  dataset = dataset.batch(batch_size, drop_remainder=drop_remainder)
+  dataset = dataset.map(_trim_to_longest, num_parallel_calls=tf.data.AUTOTUNE)
+  return dataset.prefetch(tf.data.AUTOTUNE)
+
+
 def make_dataset(features: dict[str, np.ndarray], labels: Optional[np.ndarray],
-                 batch_size: int, training: bool,
-                 seed: Optional[int] = None) -> tf.data.Dataset:
-  """A batched dataset of `features` (with `labels` when given).
+                 batch_size: int) -> tf.data.Dataset:
+  """Batches of `features` (with `labels` when given) in order, every example kept.
 
   Args:
     features: int32 arrays `[n, max_seq_length]` from `encode_examples`.
     labels: `[n]` class ids or scores, or None for prediction.
     batch_size: examples per batch.
-    training: shuffle with `seed`, repeat-free, and drop the last partial
-      batch (as the original); otherwise keep file order and every example.
-    seed: shuffle seed (training only).
 
   Returns:
     A `tf.data.Dataset` of `features` or `(features, labels)`.
   """
   elements = features if labels is None else (features, labels)
-  dataset = tf.data.Dataset.from_tensor_slices(elements)
-  if training:
-    num_examples = len(next(iter(features.values())))
-    dataset = dataset.shuffle(num_examples, seed=seed,
-                              reshuffle_each_iteration=True)
-  dataset = dataset.batch(batch_size, drop_remainder=training)
-  dataset = dataset.map(_trim_to_longest, num_parallel_calls=tf.data.AUTOTUNE)
-  return dataset.prefetch(tf.data.AUTOTUNE)
+  return _batched(elements, batch_size, drop_remainder=False)
+
+
+def epoch_order(num_examples: int, seed: int, epoch: int) -> np.ndarray:
+  """The order `[num_examples]` in which epoch `epoch` of seed `seed` reads the
+  training set: a fixed function of both, so a resumed run reads what an
+  uninterrupted one would."""
+  return np.random.default_rng([seed, epoch]).permutation(num_examples)
+
+
+def make_training_dataset(features: dict[str, np.ndarray], labels: np.ndarray,
+                          batch_size: int, seed: int, epoch: int,
+                          skip_batches: int = 0) -> tf.data.Dataset:
+  """One epoch of training batches, shuffled by `epoch_order`.
+
+  The last partial batch is dropped (as in the original), so an epoch has
+  `len(labels) // batch_size` batches.
+
+  Args:
+    features: int32 arrays `[n, max_seq_length]` from `encode_examples`.
+    labels: `[n]` class ids or scores.
+    batch_size: examples per batch.
+    seed: the run's seed.
+    epoch: 0-based epoch number.
+    skip_batches: batches of this epoch already trained on (resuming).
+
+  Returns:
+    A `tf.data.Dataset` of `(features, labels)`.
+  """
+  order = epoch_order(len(labels), seed, epoch)[skip_batches * batch_size:]
+  return _batched(({key: value[order] for key, value in features.items()},
+                   labels[order]), batch_size, drop_remainder=True)

@@ -12,6 +12,9 @@ Layout of a task's output directory:
     <task_dir>/seed_<s>/             one fine-tuning run
         finetuned_model.json, vocab.txt, checkpoint/   (what export reads)
         eval_results.json, predictions/<TASK>.tsv, logs/ (TensorBoard)
+        train_checkpoints/          while training: periodic checkpoints to
+                                    resume from (`resumable_training.py`);
+                                    deleted once the seed is done
 """
 
 import dataclasses
@@ -30,6 +33,7 @@ from official_electra.data import glue
 from official_electra.finetuning import dev_metrics_callback
 from official_electra.finetuning import inputs
 from official_electra.finetuning import outputs
+from official_electra.finetuning import resumable_training
 from official_electra.finetuning import tasks
 from official_electra.modeling import checkpoints
 from official_electra.modeling import encoder_config as encoder_config_lib
@@ -38,6 +42,7 @@ from official_electra.optimization import layerwise_decay
 from official_electra.optimization import optimizer_factory
 
 CHECKPOINT_PREFIX = os.path.join("checkpoint", "classifier")
+TRAIN_CHECKPOINT_DIR = "train_checkpoints"
 VOCAB_FILE = "vocab.txt"
 
 
@@ -61,6 +66,9 @@ class FinetuneHyperparameters:
     max_seq_length: packed sequence length.
     max_train_examples: if set, train on the first this many examples of the
       shuffled training set (for quick runs); None uses all.
+    save_checkpoints_steps: write a training checkpoint every this many
+      steps (and at the end of training) to resume from after a kill.
+    keep_checkpoint_max: training checkpoints kept (the latest ones).
   """
   learning_rate: float = 3e-4
   layerwise_decay_rate: float = 0.8
@@ -74,6 +82,8 @@ class FinetuneHyperparameters:
   gradient_clip_norm: float = 1.0
   max_seq_length: int = 128
   max_train_examples: Optional[int] = None
+  save_checkpoints_steps: int = 500
+  keep_checkpoint_max: int = 2
 
 
 @dataclasses.dataclass
@@ -191,16 +201,64 @@ def save_finetuned_model(classifier, run_dir, task, encoder_config,
   })
 
 
+def _train(classifier, encoded, hyperparameters, seed, run_dir, num_epochs,
+           steps_per_epoch, dev_callback):
+  """Trains from the latest training checkpoint (or from scratch) to the end.
+
+  Raises:
+    resumable_training.TrainingPreempted: on SIGTERM, after a checkpoint.
+  """
+  task = encoded.task
+  total_steps = steps_per_epoch * num_epochs
+  checkpoints = resumable_training.TrainingCheckpoints(
+      classifier, os.path.join(run_dir, TRAIN_CHECKPOINT_DIR),
+      hyperparameters.save_checkpoints_steps,
+      hyperparameters.keep_checkpoint_max)
+  start_step = checkpoints.restore_latest()
+  if start_step:
+    logging.info("%s seed %d: resuming from step %d of %d (%s)", task.name,
+                 seed, start_step, total_steps, checkpoints.latest)
+  log_dir = os.path.join(run_dir, "logs")
+  with resumable_training.SigtermFlag() as sigterm:
+    checkpoint_callback = resumable_training.CheckpointCallback(
+        checkpoints, sigterm, f"{task.name} seed {seed}", total_steps)
+    for epoch in range(start_step // steps_per_epoch, num_epochs):
+      train_dataset = inputs.make_training_dataset(
+          encoded.train_features, encoded.train_labels,
+          hyperparameters.batch_size, seed, epoch,
+          skip_batches=max(0, start_step - epoch * steps_per_epoch))
+      classifier.fit(
+          train_dataset, initial_epoch=epoch, epochs=epoch + 1,
+          callbacks=[checkpoint_callback, dev_callback,
+                     tf_keras.callbacks.TensorBoard(log_dir=log_dir)],
+          verbose=1 if sys.stdout.isatty() else 2)
+    checkpoints.save()
+    if sigterm.received:
+      checkpoint_callback.raise_preempted()
+  if start_step == total_steps:
+    dev_callback.set_model(classifier)
+    dev_callback.latest_metrics = dev_callback.evaluate()
+
+
 def finetune_seed(encoded: EncodedTask, encoder_config, init_checkpoint,
                   hyperparameters: FinetuneHyperparameters, tokenizer,
                   seed: int, run_dir: str) -> dict:
   """Fine-tunes once and writes `run_dir` (see the module docstring).
 
+  Resumes from `run_dir`'s latest training checkpoint if there is one (the
+  same result as an uninterrupted run).
+
   Returns:
     `{metric_key: value}` on the dev splits after the last epoch.
+
+  Raises:
+    resumable_training.TrainingPreempted: on SIGTERM during training, after
+      writing a checkpoint; calling again resumes from it.
   """
   task = encoded.task
   tf_keras.utils.set_random_seed(seed)
+  # Dropout draws from tf.random.Generators, whose state checkpoints hold.
+  tf_keras.backend.experimental.enable_tf_random_generator()
   classifier = build_classifier(encoder_config, task, hyperparameters,
                                 init_checkpoint)
   num_epochs = hyperparameters.num_train_epochs or task.num_train_epochs
@@ -210,29 +268,23 @@ def finetune_seed(encoded: EncodedTask, encoder_config, init_checkpoint,
         f"{task.name}: {len(encoded.train_labels)} training examples make no "
         f"batch of {hyperparameters.batch_size}; lower the batch size")
   _compile(classifier, task, hyperparameters, steps_per_epoch * num_epochs)
-  train_dataset = inputs.make_dataset(
-      encoded.train_features, encoded.train_labels, hyperparameters.batch_size,
-      training=True, seed=seed)
   dev_sets = {split: (inputs.make_dataset(features, None,
-                                          hyperparameters.eval_batch_size,
-                                          training=False), labels)
+                                          hyperparameters.eval_batch_size),
+                      labels)
               for split, (features, labels) in encoded.dev_sets.items()}
-  log_dir = os.path.join(run_dir, "logs")
-  dev_callback = dev_metrics_callback.DevMetricsCallback(task, dev_sets, log_dir)
+  dev_callback = dev_metrics_callback.DevMetricsCallback(
+      task, dev_sets, os.path.join(run_dir, "logs"))
   start = time.time()
-  classifier.fit(
-      train_dataset, epochs=num_epochs,
-      callbacks=[dev_callback,
-                 tf_keras.callbacks.TensorBoard(log_dir=log_dir)],
-      verbose=1 if sys.stdout.isatty() else 2)
+  _train(classifier, encoded, hyperparameters, seed, run_dir, num_epochs,
+         steps_per_epoch, dev_callback)
   train_seconds = time.time() - start
   for split, submission_file in zip(task.test_splits, task.submission_files):
     if split not in encoded.test_sets:
       continue
     features, example_ids = encoded.test_sets[split]
     model_outputs = classifier.predict(
-        inputs.make_dataset(features, None, hyperparameters.eval_batch_size,
-                            training=False), verbose=0)
+        inputs.make_dataset(features, None, hyperparameters.eval_batch_size),
+        verbose=0)
     predictions = dev_metrics_callback.predictions_from_outputs(task,
                                                                 model_outputs)
     outputs.write_submission(
@@ -246,6 +298,7 @@ def finetune_seed(encoded: EncodedTask, encoder_config, init_checkpoint,
       "num_train_examples": len(encoded.train_labels),
       "num_train_steps": steps_per_epoch * num_epochs,
       "train_seconds": round(train_seconds, 1)})
+  shutil.rmtree(os.path.join(run_dir, TRAIN_CHECKPOINT_DIR), ignore_errors=True)
   return metrics
 
 
@@ -255,8 +308,8 @@ def finetune_task(task_name: str, glue_dir: str, tokenizer, encoder_config,
                   model_dir: str) -> dict:
   """Fine-tunes `num_seeds` times on one task and summarises the seeds.
 
-  A seed whose `eval_results.json` already exists is not rerun (a run that was
-  interrupted resumes with the next seed). Test predictions of the seed with
+  A seed whose `eval_results.json` already exists is not rerun; an
+  interrupted seed resumes from its latest training checkpoint. Test predictions of the seed with
   the median score are copied to `<model_dir>/submission/`.
 
   Returns:

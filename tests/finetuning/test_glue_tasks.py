@@ -67,23 +67,34 @@ def test_encode_examples_and_trimmed_batches(tiny_vocab_file):
       [vocab[token] for token in first] + [0, 0])
   assert features["input_type_ids"][0].tolist() == [0] * 7 + [1] * 3 + [0] * 2
   assert features["input_mask"].sum(axis=1).tolist() == [10, 8]
-  (batch,) = list(inputs.make_dataset(features, None, batch_size=2,
-                                      training=False))
+  (batch,) = list(inputs.make_dataset(features, None, batch_size=2))
   assert batch["input_word_ids"].shape == (2, 10)
   swapped = inputs.swap_pairs(examples)
   assert (swapped[2].text_a, swapped[2].text_b) == ("a cat", "The movie is good .")
 
 
-def test_training_dataset_shuffles_and_drops_partial_batch():
+def _labels_of(dataset):
+  return np.concatenate([labels.numpy() for _, labels in dataset]).tolist()
+
+
+def test_training_dataset_shuffles_per_epoch_and_drops_partial_batch():
   features = {key: np.arange(10, dtype=np.int32)[:, None] * np.ones(
       [1, 4], np.int32) for key in ("input_word_ids", "input_type_ids")}
   features["input_mask"] = np.ones([10, 4], np.int32)
   labels = np.arange(10, dtype=np.int32)
-  batches = list(inputs.make_dataset(features, labels, batch_size=4,
-                                     training=True, seed=1))
+  batches = list(inputs.make_training_dataset(features, labels, batch_size=4,
+                                              seed=1, epoch=0))
   assert len(batches) == 2
-  seen = np.concatenate([batch_labels.numpy() for _, batch_labels in batches])
-  assert len(set(seen.tolist())) == 8 and seen.tolist() != list(range(8))
+  seen = _labels_of(batches)
+  assert len(set(seen)) == 8 and seen != list(range(8))
+  # The order is a function of (seed, epoch): a rerun reads the same batches,
+  # another epoch another order, and a resumed epoch the remaining batches.
+  assert _labels_of(inputs.make_training_dataset(
+      features, labels, 4, seed=1, epoch=0)) == seen
+  assert _labels_of(inputs.make_training_dataset(
+      features, labels, 4, seed=1, epoch=1)) != seen
+  assert _labels_of(inputs.make_training_dataset(
+      features, labels, 4, seed=1, epoch=0, skip_batches=1)) == seen[4:]
 
 
 def test_summarize_seeds_median_and_selected_seed(tmp_path):
