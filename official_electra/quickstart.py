@@ -1,0 +1,127 @@
+"""The README's first job: data, pretraining and export on this machine alone.
+
+    python -m official_electra.quickstart [--work_dir=runs/quickstart]
+
+1. writes an English corpus from the docstrings of this Python installation
+   (standard library and installed packages; nothing is downloaded),
+2. learns a WordPiece vocabulary and writes TFRecords
+   (`tfrecords_tools.build_vocab`, `tfrecords_tools.build_pretraining_dataset`),
+3. pretrains `gin/tiny.gin` with `official_electra.train` (the loss is
+   printed as it falls),
+4. exports the discriminator with `official_electra.export` and prints the
+   TF Serving command.
+Each step runs the project's own command line, printed first, so the same
+commands can be reused on real data. Rerunning resumes: finished steps are
+kept (delete --work_dir to start over). About 5 minutes on 2 CPU cores.
+"""
+
+import json
+import os
+import subprocess
+import sys
+import time
+
+from absl import app
+from absl import flags
+
+from official_electra.training import callbacks
+from tfrecords_tools import sample_corpus
+
+flags.DEFINE_string("work_dir", os.path.join("runs", "quickstart"),
+                    "Folder for the corpus, data, model and export.")
+flags.DEFINE_integer("corpus_bytes", 1_500_000, "Size of the docstring corpus.")
+flags.DEFINE_integer("vocab_size", 4000, "Largest vocabulary size.")
+flags.DEFINE_integer("max_seq_length", 64, "Tokens per example.")
+flags.DEFINE_integer("train_steps", 2000, "Pretraining steps.")
+
+_REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+class QuickstartError(RuntimeError):
+  """A step of the quickstart failed; its own error was printed above."""
+
+
+def _run(title, module, *arguments):
+  command = [sys.executable, "-m", module, *arguments]
+  print(f"\n== {title}\n$ python -m {module} " + " ".join(arguments),
+        flush=True)
+  started = time.monotonic()
+  completed = subprocess.run(command, cwd=_REPO_ROOT, check=False,
+                             env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"))
+  if completed.returncode:
+    raise QuickstartError(f"{title} failed (exit code {completed.returncode})")
+  print(f"({time.monotonic() - started:.0f} s)", flush=True)
+
+
+def _next_version_dir(parent):
+  versions = [int(name) for name in os.listdir(parent) if name.isdigit()] if (
+      os.path.isdir(parent)) else []
+  return os.path.join(parent, str(max(versions, default=0) + 1))
+
+
+def _loss_summary(model_dir):
+  with open(os.path.join(model_dir, callbacks.METRICS_LOG_FILE),
+            encoding="utf-8") as log_file:
+    records = [json.loads(line) for line in log_file]
+  first, last = records[0], records[-1]
+  return (f"loss {first['loss']:.2f} at step {first['step']} -> "
+          f"{last['loss']:.2f} at step {last['step']} (generator MLM "
+          f"{first['masked_lm_loss']:.2f} -> {last['masked_lm_loss']:.2f}, "
+          f"discriminator {first['disc_loss']:.3f} -> {last['disc_loss']:.3f})")
+
+
+def run_quickstart(work_dir, corpus_bytes, vocab_size, max_seq_length,
+                   train_steps):
+  """Runs the four steps; returns the export folder."""
+  started = time.monotonic()
+  work_dir = os.path.abspath(work_dir)
+  os.makedirs(work_dir, exist_ok=True)
+  corpus = os.path.join(work_dir, "corpus.txt")
+  vocab_file = os.path.join(work_dir, "vocab.txt")
+  data_dir = os.path.join(work_dir, "data")
+  model_dir = os.path.join(work_dir, "model")
+  if not os.path.isfile(corpus):
+    print(f"== corpus: docstrings of this Python installation -> {corpus}")
+    written = sample_corpus.write_stdlib_corpus(corpus + ".tmp", corpus_bytes)
+    os.replace(corpus + ".tmp", corpus)
+    print(f"({written:,} bytes)")
+  if not os.path.isfile(vocab_file):
+    _run("vocabulary", "tfrecords_tools.build_vocab", f"--input={corpus}",
+         f"--output={vocab_file}", f"--vocab_size={vocab_size}")
+  _run("TFRecords", "tfrecords_tools.build_pretraining_dataset",
+       f"--input={corpus}", f"--vocab_file={vocab_file}",
+       f"--output_dir={data_dir}", f"--max_seq_length={max_seq_length}",
+       "--num_shards=2")
+  with open(vocab_file, encoding="utf-8") as vocab:
+    actual_vocab_size = sum(1 for _ in vocab)
+  _run("pretraining (gin/tiny.gin)", "official_electra.train",
+       "--gin_file=gin/tiny.gin", f"--train_data={data_dir}",
+       f"--vocab_file={vocab_file}", f"--model_dir={model_dir}",
+       f"--gin_bindings=encoder.vocab_size={actual_vocab_size}",
+       f"--gin_bindings=run_pretraining.max_seq_length={max_seq_length}",
+       f"--gin_bindings=run_pretraining.num_train_steps={train_steps}",
+       "--noprogress_bar")
+  print(_loss_summary(model_dir), flush=True)
+  export_dir = _next_version_dir(os.path.join(work_dir, "export"))
+  _run("export for TF Serving", "official_electra.export",
+       f"--model_dir={model_dir}", f"--export_dir={export_dir}")
+  print(f"\ndone in {time.monotonic() - started:.0f} s. Serve it with:\n"
+        f"  docker run -p 8501:8501 -v {os.path.dirname(export_dir)}:"
+        "/models/electra -e MODEL_NAME=electra tensorflow/serving\n"
+        "(see docs/serving.md for requests)", flush=True)
+  return export_dir
+
+
+def main(argv):
+  del argv
+  try:
+    run_quickstart(flags.FLAGS.work_dir, flags.FLAGS.corpus_bytes,
+                   flags.FLAGS.vocab_size, flags.FLAGS.max_seq_length,
+                   flags.FLAGS.train_steps)
+  except (QuickstartError, ValueError, OSError) as error:
+    print(f"error: {error}", file=sys.stderr)
+    sys.exit(1)
+
+
+if __name__ == "__main__":
+  app.run(main)

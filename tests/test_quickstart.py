@@ -1,0 +1,29 @@
+"""The README's first job, on a very small budget."""
+
+import os
+import subprocess
+import sys
+
+from tests.training import tiny_pretraining
+
+
+def test_quickstart_builds_data_trains_and_exports(tmp_path):
+  work_dir = tmp_path / "quickstart"
+  result = subprocess.run(
+      [sys.executable, "-m", "official_electra.quickstart",
+       f"--work_dir={work_dir}", "--corpus_bytes=100000", "--vocab_size=500",
+       "--max_seq_length=32", "--train_steps=30"],
+      capture_output=True, text=True, check=False, timeout=600,
+      cwd=tiny_pretraining.REPO_ROOT,
+      env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"))
+  assert result.returncode == 0, result.stderr[-3000:]
+  assert "$ python -m official_electra.train --gin_file=gin/tiny.gin" in (
+      result.stdout)
+  summary = next(line for line in result.stdout.splitlines()
+                 if line.startswith("loss "))
+  first_loss = float(summary.split()[1])
+  last_loss = float(summary.split("-> ")[1].split()[0])
+  assert last_loss < first_loss, summary
+  assert (work_dir / "model" / "ckpt-30.index").exists()
+  assert (work_dir / "export" / "1" / "saved_model.pb").exists()
+  assert "tensorflow/serving" in result.stdout
