@@ -18,7 +18,7 @@ from tfrecords_tools import shard_writer
 
 _NUM_SHARDS = 16
 _SHARD_GLOB = f"{shard_writer.SHARD_PREFIX}-*-of-{_NUM_SHARDS:05d}"
-_KILLS = 2
+_KILLS = 3
 _TIMEOUT_SECONDS = 300
 
 
