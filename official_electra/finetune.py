@@ -120,6 +120,12 @@ def run(task_flag, glue_dir, init_checkpoint, model_dir, vocab_file, lower_case,
                              "pointing at the GLUE download script's output")
   config = GinEncoderConfig()
   hyperparameters = GinHyperparameters()
+  if min(hyperparameters.save_checkpoints_steps,
+         hyperparameters.keep_checkpoint_max) < 1:
+    raise GinConfigError(
+        "glue_hyperparameters.save_checkpoints_steps and keep_checkpoint_max "
+        f"must be at least 1, got {hyperparameters.save_checkpoints_steps} and "
+        f"{hyperparameters.keep_checkpoint_max}; fix the binding")
   tokenizer = wordpiece_tokenizer.WordpieceTokenizer(
       _resolve_vocab_file(vocab_file, init_checkpoint), lower_case=lower_case)
   if tokenizer.vocab_size != config.vocab_size:
