@@ -22,6 +22,10 @@ from official_electra.training import resumable_input
 from official_electra.training import strategies
 
 VOCAB_FILE = "vocab.txt"
+# The pretrainer's attributes holding weights (its checkpoint keys).
+_PRETRAINED_PARTS = ("discriminator_network", "generator_network",
+                     "generator_head", "discriminator_head", "main_mlm_head",
+                     "copy_head")
 
 
 class TrainingConfigError(ValueError):
@@ -223,8 +227,13 @@ def _initialize_from(pretrainer, init_checkpoint):
   """Weights of a pretrained model (no optimizer state, step 0)."""
   prefix = checkpoints.restore_discriminator(pretrainer.discriminator_network,
                                              init_checkpoint)
-  status = tf.train.Checkpoint(model=pretrainer).read(prefix)
-  status.expect_partial()
+  # Not `model=pretrainer`: the compiled model tracks its optimizer, whose
+  # step and slots must stay fresh.
+  towers_and_heads = {
+      name: getattr(pretrainer, name) for name in _PRETRAINED_PARTS
+      if getattr(pretrainer, name, None) is not None}
+  tf.train.Checkpoint(model=tf.train.Checkpoint(**towers_and_heads)).read(
+      prefix).expect_partial()
   logging.info("initialised the model from %s", prefix)
 
 

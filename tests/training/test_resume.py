@@ -3,6 +3,7 @@
 import json
 
 import numpy as np
+import tensorflow as tf
 
 from official_electra.training import callbacks
 from tests.training import tiny_pretraining
@@ -32,3 +33,18 @@ def test_restart_continues_with_the_same_losses(tmp_path, pretraining_data):
   # The losses move: the comparison is not between constants.
   assert straight[4]["loss"] != straight[6]["loss"]
   assert straight[6]["train_flops"] > straight[5]["train_flops"] > 0
+
+  # --init_checkpoint: the weights, not the optimizer state or the step.
+  started = tiny_pretraining.train(
+      tmp_path / "initialised", pretraining_data, num_train_steps=1,
+      learning_rate=0.0, init_checkpoint=str(tmp_path / "straight"))
+  assert started["step"] == 1
+  source = tf.train.load_checkpoint(str(tmp_path / "straight" / "ckpt-6"))
+  loaded = tf.train.load_checkpoint(started["checkpoint"])
+  names = [name for name in source.get_variable_to_shape_map()
+           if name.startswith("model/discriminator_network/")
+           and "OPTIMIZER_SLOT" not in name]
+  assert names
+  for name in names:
+    np.testing.assert_array_equal(loaded.get_tensor(name),
+                                  source.get_tensor(name), err_msg=name)
