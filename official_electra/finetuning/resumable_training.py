@@ -19,6 +19,7 @@ step a checkpoint is written and `TrainingPreempted` is raised.
 """
 
 import signal
+import threading
 
 import tensorflow as tf
 import tf_keras
@@ -41,7 +42,11 @@ class TrainingPreempted(Exception):
 
 
 class SigtermFlag:
-  """A context in which SIGTERM sets `received` instead of ending the process."""
+  """A context in which SIGTERM sets `received` instead of ending the process.
+
+  Python delivers signals to the main thread only; in another thread the
+  context changes nothing (SIGTERM keeps its handler).
+  """
 
   def __init__(self):
     self.received = False
@@ -52,12 +57,26 @@ class SigtermFlag:
     self.received = True
 
   def __enter__(self):
-    self._previous_handler = signal.signal(signal.SIGTERM, self._on_sigterm)
+    if threading.current_thread() is threading.main_thread():
+      self._previous_handler = signal.signal(signal.SIGTERM, self._on_sigterm)
     return self
 
   def __exit__(self, *exc_info):
-    signal.signal(signal.SIGTERM, self._previous_handler)
+    if self._previous_handler is not None:
+      signal.signal(signal.SIGTERM, self._previous_handler)
     return False
+
+
+class EpochProgress(tf_keras.callbacks.ProgbarLogger):
+  """Keras' progress bar, numbering epochs out of `num_epochs` when each epoch
+  is its own `fit` call (`Epoch 3/4`, not `Epoch 3/3`)."""
+
+  def __init__(self, num_epochs):
+    super().__init__(count_mode="steps")
+    self._num_epochs = num_epochs
+
+  def set_params(self, params):
+    super().set_params(dict(params, epochs=self._num_epochs))
 
 
 def _dropout_random_state(model):

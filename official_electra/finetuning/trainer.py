@@ -230,7 +230,8 @@ def _train(classifier, encoded, hyperparameters, seed, run_dir, num_epochs,
       classifier.fit(
           train_dataset, initial_epoch=epoch, epochs=epoch + 1,
           callbacks=[checkpoint_callback, dev_callback,
-                     tf_keras.callbacks.TensorBoard(log_dir=log_dir)],
+                     tf_keras.callbacks.TensorBoard(log_dir=log_dir),
+                     resumable_training.EpochProgress(num_epochs)],
           verbose=1 if sys.stdout.isatty() else 2)
     checkpoints.save()
     if sigterm.received:
