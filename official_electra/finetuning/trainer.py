@@ -210,18 +210,24 @@ def _train(classifier, encoded, hyperparameters, seed, run_dir, num_epochs,
   """
   task = encoded.task
   total_steps = steps_per_epoch * num_epochs
-  checkpoints = resumable_training.TrainingCheckpoints(
+  train_checkpoints = resumable_training.TrainingCheckpoints(
       classifier, os.path.join(run_dir, TRAIN_CHECKPOINT_DIR),
       hyperparameters.save_checkpoints_steps,
       hyperparameters.keep_checkpoint_max)
-  start_step = checkpoints.restore_latest()
+  start_step = train_checkpoints.restore_latest()
+  if start_step > total_steps:
+    raise checkpoints.CheckpointError(
+        f"{train_checkpoints.latest}: step {start_step} is past this run's "
+        f"{total_steps} steps (the epochs, batch size or data changed): "
+        f"delete {os.path.dirname(train_checkpoints.latest)} to restart this "
+        "seed, or use a new --model_dir")
   if start_step:
     logging.info("%s seed %d: resuming from step %d of %d (%s)", task.name,
-                 seed, start_step, total_steps, checkpoints.latest)
+                 seed, start_step, total_steps, train_checkpoints.latest)
   log_dir = os.path.join(run_dir, "logs")
   with resumable_training.SigtermFlag() as sigterm:
     checkpoint_callback = resumable_training.CheckpointCallback(
-        checkpoints, sigterm, f"{task.name} seed {seed}", total_steps)
+        train_checkpoints, sigterm, f"{task.name} seed {seed}", total_steps)
     for epoch in range(start_step // steps_per_epoch, num_epochs):
       train_dataset = inputs.make_training_dataset(
           encoded.train_features, encoded.train_labels,
@@ -233,10 +239,10 @@ def _train(classifier, encoded, hyperparameters, seed, run_dir, num_epochs,
                      tf_keras.callbacks.TensorBoard(log_dir=log_dir),
                      resumable_training.EpochProgress(num_epochs)],
           verbose=1 if sys.stdout.isatty() else 2)
-    checkpoints.save()
+    train_checkpoints.save()
     if sigterm.received:
       checkpoint_callback.raise_preempted()
-  if start_step == total_steps:
+  if start_step == total_steps:  # Killed after training, before the results.
     dev_callback.set_model(classifier)
     dev_callback.latest_metrics = dev_callback.evaluate()
 

@@ -137,3 +137,42 @@ def test_layerwise_decay_reaches_every_classifier_variable(tiny_gin_file):
     groups.setdefault(group, set()).add(multiplier(name))
   assert groups == {"head": {1.0}, "layer_1": {0.5}, "layer_0": {0.25},
                     "embeddings": {0.125}}
+
+
+def test_a_seed_stopped_after_training_finishes_without_training_again(
+    tmp_path, tiny_glue_dir, tiny_vocab_file, tiny_gin_file, monkeypatch):
+  finetune._parse_gin([str(tiny_gin_file)],
+                      ["glue_hyperparameters.num_train_epochs = 1"])
+  model_dir = tmp_path / "run"
+
+  def crash(*args, **kwargs):
+    raise RuntimeError("killed while writing predictions")
+
+  with monkeypatch.context() as patch:
+    patch.setattr(trainer.outputs, "write_submission", crash)
+    with pytest.raises(RuntimeError, match="killed while writing"):
+      finetune.run("SST-2", str(tiny_glue_dir), None, str(model_dir),
+                   str(tiny_vocab_file), True, 1)
+  train_checkpoints = model_dir / "SST-2" / "seed_0" / "train_checkpoints"
+  assert tf.train.latest_checkpoint(str(train_checkpoints)).endswith("-16")
+  # A configuration with fewer steps than the checkpoint holds is an error.
+  gin.clear_config()
+  finetune._parse_gin([str(tiny_gin_file)],
+                      ["glue_hyperparameters.num_train_epochs = 1",
+                       "glue_hyperparameters.batch_size = 32"])
+  with pytest.raises(checkpoints.CheckpointError,
+                     match=r"ckpt-16: step 16 is past this run's 8 steps"):
+    finetune.run("SST-2", str(tiny_glue_dir), None, str(model_dir),
+                 str(tiny_vocab_file), True, 1)
+  gin.clear_config()
+  finetune._parse_gin([str(tiny_gin_file)],
+                      ["glue_hyperparameters.num_train_epochs = 1"])
+  fit_calls = []
+  monkeypatch.setattr(trainer.tf_keras.Model, "fit",
+                      lambda *args, **kwargs: fit_calls.append(args))
+  results = finetune.run("SST-2", str(tiny_glue_dir), None, str(model_dir),
+                         str(tiny_vocab_file), True, 1)
+  assert not fit_calls
+  assert results["SST-2"]["median"]["accuracy"] >= 0
+  assert (model_dir / "submission" / "SST-2.tsv").is_file()
+  assert not train_checkpoints.exists()
