@@ -111,8 +111,10 @@ class CheckpointSaver(tf_keras.callbacks.Callback):
     `save_every_steps` (checked after each `fit` execution) and at the end.
   - SIGTERM (preemption): the handler only sets a flag; after the running
     execution, a checkpoint is written and training stops (`preempted`).
-  - A NaN or Inf loss stops training without saving (`diverged_at_step`), so
-    the last checkpoint is the last good one.
+  - A NaN or Inf loss stops training without saving (`diverged_at_step`).
+    The weights saved at the start of the diverged execution produced a
+    non-finite loss: `first_suspect_step` is that step, and checkpoints from
+    it on are not good ones (the caller discards them).
   - `stop_after_steps`: stop (with a checkpoint) once the step counter reaches
     it, for time-sliced jobs and restart tests.
 
@@ -132,11 +134,13 @@ class CheckpointSaver(tf_keras.callbacks.Callback):
     self._previous_handler = None
     self._last_saved_step = None
     self.preempted = False
+    self._previous_step = None
     self.diverged_at_step = None
     self.diverged_loss = None
+    self.first_suspect_step = None
 
   def on_train_begin(self, logs=None):
-    self._last_saved_step = self._step()
+    self._last_saved_step = self._previous_step = self._step()
     self._previous_handler = signal.signal(signal.SIGTERM, self._on_sigterm)
 
   def _on_sigterm(self, signum, frame):
@@ -146,8 +150,10 @@ class CheckpointSaver(tf_keras.callbacks.Callback):
   def on_train_batch_end(self, batch, logs=None):
     step = self._step()
     loss = float((logs or {}).get("loss", 0.0))
+    previous_step, self._previous_step = self._previous_step, step
     if not math.isfinite(loss):
       self.diverged_at_step, self.diverged_loss = step, loss
+      self.first_suspect_step = previous_step
       self.model.stop_training = True
       return
     if self._sigterm_received:

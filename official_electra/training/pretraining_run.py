@@ -174,13 +174,35 @@ def run_pretraining(
   if not chief:
     shutil.rmtree(manager.directory, ignore_errors=True)
   if saver.diverged_at_step is not None:
+    good_checkpoint = _discard_checkpoints_from(manager,
+                                                saver.first_suspect_step)
     raise callbacks.TrainingDivergedError(
         f"loss is {saver.diverged_loss} at step {saver.diverged_at_step}: "
-        f"training stopped; the last good checkpoint "
-        f"({manager.latest_checkpoint or 'none yet'}) in {model_dir} is kept; "
-        "lower the learning rate or raise the warm-up, then rerun")
+        f"training stopped; the last good checkpoint in {model_dir} is "
+        f"{os.path.basename(good_checkpoint) if good_checkpoint else 'none'} "
+        "(later ones removed); lower the learning rate or raise the warm-up, "
+        "then rerun")
   return {"step": int(train_optimizer.iterations.numpy()),
           "preempted": saver.preempted, "checkpoint": manager.latest_checkpoint}
+
+
+def _discard_checkpoints_from(manager, first_bad_step):
+  """Deletes checkpoints of step >= first_bad_step; returns the latest left."""
+  kept = []
+  for prefix in manager.checkpoints:
+    if int(prefix.rsplit("-", 1)[1]) >= first_bad_step:
+      for path in tf.io.gfile.glob(prefix + ".*"):
+        tf.io.gfile.remove(path)
+    else:
+      kept.append(prefix)
+  if kept:
+    tf.compat.v1.train.update_checkpoint_state(manager.directory, kept[-1],
+                                               all_model_checkpoint_paths=kept)
+  else:
+    state_file = os.path.join(manager.directory, "checkpoint")
+    if tf.io.gfile.exists(state_file):
+      tf.io.gfile.remove(state_file)
+  return kept[-1] if kept else None
 
 
 def _build(pretrainer, train_optimizer, max_seq_length):
