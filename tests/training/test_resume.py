@@ -48,3 +48,14 @@ def test_restart_continues_with_the_same_losses(tmp_path, pretraining_data):
   for name in names:
     np.testing.assert_array_equal(loaded.get_tensor(name),
                                   source.get_tensor(name), err_msg=name)
+
+
+def test_tensorboard_logs_hold_losses_rate_and_flops(tmp_path,
+                                                     pretraining_data):
+  tiny_pretraining.train(tmp_path, pretraining_data, num_train_steps=2)
+  tags = set()
+  for events_file in (tmp_path / "train").glob("events.out.tfevents.*"):
+    for event in tf.compat.v1.train.summary_iterator(str(events_file)):
+      tags.update(value.tag for value in event.summary.value)
+  assert {"loss", "masked_lm_loss", "disc_auc", "learning_rate",
+          "examples_per_second", "tokens_per_second", "train_flops"} <= tags
