@@ -6,7 +6,9 @@ be saved at all). Instead the stream is a pure function of the seed: files and
 records are shuffled with fixed seeds, so the dataset yields the same batches
 in the same order every time it is built, and a resumed run skips the batches
 the steps already done consumed. The skipped batches are read and parsed but
-not trained on (a few minutes per million batches on a multi-core host).
+not trained on: measured 60,000-100,000 examples/s on 2 busy CPU cores
+(64-token records), so resuming ELECTRA-Small at step 500K (64M examples)
+spends roughly 10-20 minutes catching up, less on a many-core host.
 """
 
 from official_electra.data import pretraining_dataloader
