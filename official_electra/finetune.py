@@ -73,8 +73,12 @@ class GinConfigError(ValueError):
   """A gin file is missing or does not parse."""
 
 
+class ModelDirError(ValueError):
+  """`--model_dir` cannot be created or written."""
+
+
 _USER_ERRORS = (glue.GlueDataError, checkpoints.CheckpointError,
-                vocabulary.VocabularyError, GinConfigError)
+                vocabulary.VocabularyError, GinConfigError, ModelDirError)
 
 
 def _resolve_vocab_file(vocab_file, init_checkpoint):
@@ -133,7 +137,12 @@ def run(task_flag, glue_dir, init_checkpoint, model_dir, vocab_file, lower_case,
         f"{tokenizer.vocab_file} has {tokenizer.vocab_size} tokens but the "
         f"encoder's vocab_size is {config.vocab_size}: pass the pretrained "
         "model's vocabulary or set glue_encoder.vocab_size")
-  os.makedirs(model_dir, exist_ok=True)
+  try:
+    os.makedirs(model_dir, exist_ok=True)
+  except OSError as error:
+    raise ModelDirError(f"{model_dir}: cannot create the output folder "
+                        f"({error.strerror}); pass a writable --model_dir "
+                        "that is not a file") from None
   outputs.write_text_atomically(os.path.join(model_dir, "operative_config.gin"),
                                 gin.config_str())
   results_path = os.path.join(model_dir, outputs.EVAL_RESULTS_FILE)

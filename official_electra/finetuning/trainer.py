@@ -103,24 +103,41 @@ class EncodedTask:
   test_sets: dict
 
 
+def _read_split(glue_dir, task_name, split):
+  """`glue.read_split`, with a file that is not UTF-8 as a GlueDataError."""
+  try:
+    return glue.read_split(glue_dir, task_name, split)
+  except UnicodeDecodeError as error:
+    raise glue.GlueDataError(
+        f"{glue.split_path(glue_dir, task_name, split)}: not UTF-8 text "
+        f"({error.reason}); re-download it or convert it to UTF-8") from None
+
+
 def encode_task(task: tasks.GlueTask, glue_dir: str, tokenizer,
                 hyperparameters: FinetuneHyperparameters) -> EncodedTask:
   """Reads a task's train, dev and test files and packs them.
 
   Test files that are absent are skipped (with a warning); train and dev files
-  are required. Raises glue.GlueDataError for missing or malformed files.
+  are required. Raises glue.GlueDataError for missing or malformed files, and
+  for a training set smaller than one batch.
   """
   max_seq_length = hyperparameters.max_seq_length
-  train_examples = glue.read_split(glue_dir, task.name, "train")
+  train_examples = _read_split(glue_dir, task.name, "train")
   if hyperparameters.max_train_examples is not None:
     order = np.random.default_rng(0).permutation(len(train_examples))
     train_examples = [train_examples[i]
                       for i in order[:hyperparameters.max_train_examples]]
   if task.train_on_swapped_pairs:
     train_examples = inputs.swap_pairs(train_examples)
+  if len(train_examples) < hyperparameters.batch_size:
+    raise glue.GlueDataError(
+        f"{glue.split_path(glue_dir, task.name, 'train')}: "
+        f"{len(train_examples)} training examples make no batch of "
+        f"{hyperparameters.batch_size}; check the file or lower "
+        "glue_hyperparameters.batch_size")
   dev_sets = {}
   for split in task.dev_splits:
-    examples = glue.read_split(glue_dir, task.name, split)
+    examples = _read_split(glue_dir, task.name, split)
     dev_sets[split] = (inputs.encode_examples(examples, tokenizer, max_seq_length),
                        task.encode_labels(examples))
   test_sets = {}
@@ -129,7 +146,7 @@ def encode_task(task: tasks.GlueTask, glue_dir: str, tokenizer,
       logging.warning("%s: no %s split, so no submission file for it",
                       task.name, split)
       continue
-    examples = glue.read_split(glue_dir, task.name, split)
+    examples = _read_split(glue_dir, task.name, split)
     test_sets[split] = (inputs.encode_examples(examples, tokenizer, max_seq_length),
                         [example.example_id for example in examples])
   return EncodedTask(
@@ -270,10 +287,6 @@ def finetune_seed(encoded: EncodedTask, encoder_config, init_checkpoint,
                                 init_checkpoint)
   num_epochs = hyperparameters.num_train_epochs or task.num_train_epochs
   steps_per_epoch = len(encoded.train_labels) // hyperparameters.batch_size
-  if steps_per_epoch < 1:
-    raise glue.GlueDataError(
-        f"{task.name}: {len(encoded.train_labels)} training examples make no "
-        f"batch of {hyperparameters.batch_size}; lower the batch size")
   _compile(classifier, task, hyperparameters, steps_per_epoch * num_epochs)
   dev_sets = {split: (inputs.make_dataset(features, None,
                                           hyperparameters.eval_batch_size),

@@ -176,3 +176,25 @@ def test_a_seed_stopped_after_training_finishes_without_training_again(
   assert results["SST-2"]["median"]["accuracy"] >= 0
   assert (model_dir / "submission" / "SST-2.tsv").is_file()
   assert not train_checkpoints.exists()
+
+
+def test_unreadable_inputs_and_output_folder_are_user_errors(
+    tmp_path, tiny_glue_dir, tiny_vocab_file, tiny_gin_file):
+  finetune._parse_gin([str(tiny_gin_file)], [])
+  train_file = tiny_glue_dir / "SST-2" / "train.tsv"
+  original = train_file.read_bytes()
+  train_file.write_bytes(b"sentence\tlabel\ncaf\xe9 movie\t1\n")
+  with pytest.raises(finetune.glue.GlueDataError,
+                     match=r"SST-2/train\.tsv: not UTF-8 text .* convert it"):
+    finetune.run("SST-2", str(tiny_glue_dir), None, str(tmp_path / "run"),
+                 str(tiny_vocab_file), True, 1)
+  train_file.write_bytes(original[:original.index(b"\n", 20) + 1])
+  with pytest.raises(finetune.glue.GlueDataError,
+                     match=r"SST-2/train\.tsv: 1 training examples make no "
+                     r"batch of 16; check the file or lower"):
+    finetune.run("SST-2", str(tiny_glue_dir), None, str(tmp_path / "run"),
+                 str(tiny_vocab_file), True, 1)
+  (tmp_path / "a_file").write_text("")
+  with pytest.raises(finetune.ModelDirError, match=r"a_file: cannot create"):
+    finetune.run("SST-2", str(tiny_glue_dir), None, str(tmp_path / "a_file"),
+                 str(tiny_vocab_file), True, 1)
