@@ -115,6 +115,36 @@ def _parse_gin(gin_files, gin_params):
                          "names)") from None
 
 
+_POSITIVE_INTEGERS = ("batch_size", "eval_batch_size", "max_seq_length",
+                      "save_checkpoints_steps", "keep_checkpoint_max")
+_OPTIONAL_POSITIVE_INTEGERS = ("num_train_epochs", "max_train_examples")
+_POSITIVE_NUMBERS = ("learning_rate", "layerwise_decay_rate",
+                     "gradient_clip_norm")
+_FRACTIONS = ("warmup_proportion", "weight_decay_rate", "dropout_rate")
+
+
+def _check_hyperparameters(hyperparameters):
+  """Raises GinConfigError naming the first `glue_hyperparameters` binding of
+  the wrong type or range."""
+  for name, value in vars(hyperparameters).items():
+    if value is None and name in _OPTIONAL_POSITIVE_INTEGERS + (
+        "gradient_clip_norm",):
+      continue
+    if name in _POSITIVE_INTEGERS + _OPTIONAL_POSITIVE_INTEGERS:
+      valid, expected = (isinstance(value, int) and not isinstance(value, bool)
+                         and value >= 1), "an integer >= 1"
+    elif name in _POSITIVE_NUMBERS + _FRACTIONS:
+      valid = (isinstance(value, (int, float)) and not isinstance(value, bool)
+               and (0 < value if name in _POSITIVE_NUMBERS else 0 <= value < 1))
+      expected = "a number > 0" if name in _POSITIVE_NUMBERS else (
+          "a number in [0, 1)")
+    else:
+      continue
+    if not valid:
+      raise GinConfigError(f"glue_hyperparameters.{name} = {value!r} must be "
+                           f"{expected}; fix the binding")
+
+
 def run(task_flag, glue_dir, init_checkpoint, model_dir, vocab_file, lower_case,
         num_seeds):
   """Fine-tunes every requested task; returns `{task: summary}`."""
@@ -124,12 +154,7 @@ def run(task_flag, glue_dir, init_checkpoint, model_dir, vocab_file, lower_case,
                              "pointing at the GLUE download script's output")
   config = GinEncoderConfig()
   hyperparameters = GinHyperparameters()
-  if min(hyperparameters.save_checkpoints_steps,
-         hyperparameters.keep_checkpoint_max) < 1:
-    raise GinConfigError(
-        "glue_hyperparameters.save_checkpoints_steps and keep_checkpoint_max "
-        f"must be at least 1, got {hyperparameters.save_checkpoints_steps} and "
-        f"{hyperparameters.keep_checkpoint_max}; fix the binding")
+  _check_hyperparameters(hyperparameters)
   tokenizer = wordpiece_tokenizer.WordpieceTokenizer(
       _resolve_vocab_file(vocab_file, init_checkpoint), lower_case=lower_case)
   if tokenizer.vocab_size != config.vocab_size:

@@ -198,3 +198,18 @@ def test_unreadable_inputs_and_output_folder_are_user_errors(
   with pytest.raises(finetune.ModelDirError, match=r"a_file: cannot create"):
     finetune.run("SST-2", str(tiny_glue_dir), None, str(tmp_path / "a_file"),
                  str(tiny_vocab_file), True, 1)
+
+
+@pytest.mark.parametrize("binding, message", [
+    ("batch_size = 'x'", r"batch_size = 'x' must be an integer >= 1"),
+    ("save_checkpoints_steps = 0",
+     r"save_checkpoints_steps = 0 must be an integer >= 1"),
+    ("dropout_rate = 1.5", r"dropout_rate = 1.5 must be a number in \[0, 1\)"),
+])
+def test_hyperparameter_of_wrong_type_or_range_is_a_gin_error(
+    tmp_path, tiny_glue_dir, tiny_vocab_file, tiny_gin_file, binding, message):
+  finetune._parse_gin([str(tiny_gin_file)], [f"glue_hyperparameters.{binding}"])
+  with pytest.raises(finetune.GinConfigError, match=message + "; fix the"):
+    finetune.run("SST-2", str(tiny_glue_dir), None, str(tmp_path / "run"),
+                 str(tiny_vocab_file), True, 1)
+  assert not (tmp_path / "run").exists()
