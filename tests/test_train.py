@@ -135,3 +135,38 @@ def test_bfloat16_and_xla_runs_train_with_finite_losses(
   with open(tmp_path / callbacks.METRICS_LOG_FILE) as log_file:
     losses = [json.loads(line)["loss"] for line in log_file]
   assert len(losses) == 3 and np.all(np.isfinite(losses))
+
+
+def test_kill_9_then_rerun_ends_with_the_weights_of_an_uninterrupted_run(
+    tmp_path, pretraining_data):
+  bindings = ("run_pretraining.num_train_steps=8",
+              "run_pretraining.save_checkpoints_steps=2")
+  straight = subprocess.Popen(
+      _command(pretraining_data, tmp_path / "straight", *bindings),
+      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+      cwd=tiny_pretraining.REPO_ROOT,
+      env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"))
+  killed = subprocess.Popen(
+      _command(pretraining_data, tmp_path / "killed", *bindings),
+      stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+      cwd=tiny_pretraining.REPO_ROOT,
+      env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"))
+  for line in killed.stdout:
+    if line.startswith("step 5:"):  # ckpt-4 written, step 5 not saved.
+      killed.kill()
+      break
+  killed.communicate(timeout=_TIMEOUT_SECONDS)
+  assert killed.returncode == -signal.SIGKILL
+  assert tf.train.latest_checkpoint(str(tmp_path / "killed")).endswith("ckpt-4")
+  rerun = _run(_command(pretraining_data, tmp_path / "killed", *bindings))
+  assert rerun.returncode == 0, rerun.stderr[-3000:]
+  assert straight.wait(timeout=_TIMEOUT_SECONDS) == 0
+  expected = tf.train.load_checkpoint(str(tmp_path / "straight" / "ckpt-8"))
+  actual = tf.train.load_checkpoint(str(tmp_path / "killed" / "ckpt-8"))
+  names = [name for name in expected.get_variable_to_shape_map()
+           if name.startswith(("model/", "optimizer/"))]
+  assert len(names) > 50
+  for name in names:
+    np.testing.assert_allclose(actual.get_tensor(name),
+                               expected.get_tensor(name), rtol=0, atol=1e-5,
+                               err_msg=name)
