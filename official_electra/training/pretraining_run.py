@@ -12,6 +12,8 @@ from absl import logging
 import tensorflow as tf
 import tf_keras
 
+from official_electra.data import dataset_info
+from official_electra.data import pretraining_dataloader
 from official_electra.modeling import checkpoints
 from official_electra.optimization import optimizer_factory
 from official_electra.tokenization import vocabulary as vocabulary_lib
@@ -91,7 +93,8 @@ def run_pretraining(
 
   Raises:
     TrainingConfigError, ArchitectureMismatchError, CheckpointError,
-    VocabularyError, PretrainingDataError, TrainingDivergedError.
+    VocabularyError, PretrainingDataError, DatasetInfoError,
+    TrainingDivergedError.
   """
   if train_batch_size % strategy.num_replicas_in_sync:
     raise TrainingConfigError(
@@ -103,6 +106,7 @@ def run_pretraining(
         f"{vocab_file} has {vocabulary.size} tokens but the encoder's "
         f"vocab_size is {encoder.vocab_size}: set encoder.vocab_size="
         f"{vocabulary.size} in the gin config")
+  _check_vocabulary_of_data(train_data, vocabulary)
   architecture = architecture_lib.PretrainingArchitecture(
       encoder=encoder, generator_hidden_fraction=generator_hidden_fraction,
       generator_layers_fraction=generator_layers_fraction,
@@ -184,6 +188,21 @@ def run_pretraining(
         "then rerun")
   return {"step": int(train_optimizer.iterations.numpy()),
           "preempted": saver.preempted, "checkpoint": manager.latest_checkpoint}
+
+
+def _check_vocabulary_of_data(train_data, vocabulary):
+  """Refuses a vocabulary other than the one `dataset_info.json` records.
+
+  (The loader checks sizes; two vocabularies of one size differ in ids.)
+  """
+  files = pretraining_dataloader.resolve_files(train_data)
+  for directory in sorted({os.path.dirname(path) for path in files}):
+    info = dataset_info.read_dataset_info(directory)
+    if info is not None and info.vocab_sha256 != vocabulary.sha256:
+      raise dataset_info.DatasetInfoError(
+          f"{os.path.join(directory, dataset_info.DATASET_INFO_FILENAME)} "
+          f"records another vocabulary than {vocabulary.path} (sha256 "
+          "differs): pass the vocabulary the data was built with")
 
 
 def _discard_checkpoints_from(manager, first_bad_step):
