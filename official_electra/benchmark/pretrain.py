@@ -134,10 +134,13 @@ def _build_tensorflow(kind, settings):
                                            num_slots)(
                                                ids, inputs["input_mask"],
                                                seed=tf.constant([0, 1]))
+  # Integer weights: under a mixed policy Keras would cast float inputs to the
+  # compute dtype, which Model Garden's ElectraPretrainer cannot add to float32.
   garden_inputs = dict(inputs, input_word_ids=masking["masked_input_ids"],
                        masked_lm_positions=masking["masked_positions"],
                        masked_lm_ids=masking["masked_ids"],
-                       masked_lm_weights=masking["masked_weights"])
+                       masked_lm_weights=tf.cast(masking["masked_weights"],
+                                                 tf.int32))
 
   @tf.function(jit_compile=settings["jit_compile"])
   def train_step(batch):
@@ -146,7 +149,7 @@ def _build_tensorflow(kind, settings):
       mlm = tf_keras.losses.sparse_categorical_crossentropy(
           batch["masked_lm_ids"], tf.cast(outputs["lm_outputs"], tf.float32),
           from_logits=True)
-      weights = batch["masked_lm_weights"]
+      weights = tf.cast(batch["masked_lm_weights"], tf.float32)
       mlm_loss = tf.reduce_sum(mlm * weights) / tf.reduce_sum(weights)
       rtd = tf.nn.sigmoid_cross_entropy_with_logits(
           logits=tf.cast(outputs["disc_logits"], tf.float32),
@@ -294,7 +297,9 @@ def run(settings, implementations):
       print(f"{kind}: skipped (torch/transformers not installed)")
       continue
     parent, child = context.Pipe()
-    process = context.Process(target=_worker, args=(kind, settings, child))
+    # Daemon workers end with the coordinator, also when it fails.
+    process = context.Process(target=_worker, args=(kind, settings, child),
+                              daemon=True)
     process.start()
     workers[kind] = (process, parent)
     # Build and warm up one at a time, so compilation does not overlap.

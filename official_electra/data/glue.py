@@ -214,7 +214,8 @@ def read_tsv_file(path: str, task_name: str, split: str) -> list[GlueExample]:
     The file's examples in file order.
 
   Raises:
-    GlueDataError: unknown task or split, missing file, or a malformed row.
+    GlueDataError: unknown task or split, missing file, text that is not
+      UTF-8, or a malformed row.
   """
   task_layout = get_task_layout(task_name)
   is_test = _is_test_split(task_layout, split)
@@ -223,17 +224,23 @@ def read_tsv_file(path: str, task_name: str, split: str) -> list[GlueExample]:
     raise GlueDataError(f"{path}: no such file; pass --glue_dir pointing at the "
                         "folder the GLUE download script wrote")
   examples = []
-  with open(path, encoding="utf-8", newline="") as tsv_file:
-    for line_number, line in enumerate(tsv_file, start=1):
-      if line_number == 1 and layout.has_header:
-        continue
-      line = line.rstrip("\r\n")
-      if line_number == 1:
-        line = line.lstrip(_BYTE_ORDER_MARK)
-      if not line:
-        continue
-      examples.append(_parse_row(line.split("\t"), layout, task_layout.labels,
-                                 split, path, line_number))
+  try:
+    with open(path, encoding="utf-8", newline="") as tsv_file:
+      for line_number, line in enumerate(tsv_file, start=1):
+        if line_number == 1 and layout.has_header:
+          continue
+        line = line.rstrip("\r\n")
+        if line_number == 1:
+          line = line.lstrip(_BYTE_ORDER_MARK)
+        if not line:
+          continue
+        examples.append(_parse_row(line.split("\t"), layout,
+                                   task_layout.labels, split, path,
+                                   line_number))
+  except UnicodeDecodeError as error:
+    raise GlueDataError(
+        f"{path}: not UTF-8 text ({error.reason}); re-download it or convert "
+        "it to UTF-8") from None
   return examples
 
 

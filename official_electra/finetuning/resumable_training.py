@@ -79,27 +79,6 @@ class EpochProgress(tf_keras.callbacks.ProgbarLogger):
     super().set_params(dict(params, epochs=self._num_epochs))
 
 
-def _dropout_random_state(model):
-  """The dropout layers' `tf.random.Generator`s, created now, as one object.
-
-  Keras creates a layer's generator at its first training call and leaves it
-  out of the model's checkpoint; without it a resumed run would draw other
-  dropout masks. Needs `tf_keras.backend.experimental.enable_tf_random_generator()`
-  before the model is built.
-  """
-  generators = {}
-  for module in model.submodules:
-    random_generator = getattr(module, "_random_generator", None)
-    if random_generator is None or not hasattr(random_generator, "_maybe_init"):
-      continue
-    random_generator._maybe_init()  # pylint: disable=protected-access
-    generator = random_generator._generator  # pylint: disable=protected-access
-    if generator is not None:
-      # Keyed by position: layer names carry process-wide counters.
-      generators[f"generator_{len(generators)}"] = generator
-  return tf.train.Checkpoint(**generators)
-
-
 class TrainingCheckpoints:
   """The training checkpoints of one compiled classifier in `directory`.
 
@@ -120,7 +99,7 @@ class TrainingCheckpoints:
     self._optimizer.build(model.trainable_variables)
     checkpoint = tf.train.Checkpoint(
         model=model, optimizer=self._optimizer,
-        dropout_random_state=_dropout_random_state(model))
+        dropout_random_state=checkpoints.dropout_random_state(model))
     self._manager = tf.train.CheckpointManager(checkpoint, directory,
                                                max_to_keep=max_to_keep)
 

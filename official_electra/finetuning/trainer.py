@@ -103,16 +103,6 @@ class EncodedTask:
   test_sets: dict
 
 
-def _read_split(glue_dir, task_name, split):
-  """`glue.read_split`, with a file that is not UTF-8 as a GlueDataError."""
-  try:
-    return glue.read_split(glue_dir, task_name, split)
-  except UnicodeDecodeError as error:
-    raise glue.GlueDataError(
-        f"{glue.split_path(glue_dir, task_name, split)}: not UTF-8 text "
-        f"({error.reason}); re-download it or convert it to UTF-8") from None
-
-
 def encode_task(task: tasks.GlueTask, glue_dir: str, tokenizer,
                 hyperparameters: FinetuneHyperparameters) -> EncodedTask:
   """Reads a task's train, dev and test files and packs them.
@@ -122,7 +112,7 @@ def encode_task(task: tasks.GlueTask, glue_dir: str, tokenizer,
   for a training set smaller than one batch.
   """
   max_seq_length = hyperparameters.max_seq_length
-  train_examples = _read_split(glue_dir, task.name, "train")
+  train_examples = glue.read_split(glue_dir, task.name, "train")
   if hyperparameters.max_train_examples is not None:
     order = np.random.default_rng(0).permutation(len(train_examples))
     train_examples = [train_examples[i]
@@ -137,7 +127,7 @@ def encode_task(task: tasks.GlueTask, glue_dir: str, tokenizer,
         "glue_hyperparameters.batch_size")
   dev_sets = {}
   for split in task.dev_splits:
-    examples = _read_split(glue_dir, task.name, split)
+    examples = glue.read_split(glue_dir, task.name, split)
     dev_sets[split] = (inputs.encode_examples(examples, tokenizer, max_seq_length),
                        task.encode_labels(examples))
   test_sets = {}
@@ -146,7 +136,7 @@ def encode_task(task: tasks.GlueTask, glue_dir: str, tokenizer,
       logging.warning("%s: no %s split, so no submission file for it",
                       task.name, split)
       continue
-    examples = _read_split(glue_dir, task.name, split)
+    examples = glue.read_split(glue_dir, task.name, split)
     test_sets[split] = (inputs.encode_examples(examples, tokenizer, max_seq_length),
                         [example.example_id for example in examples])
   return EncodedTask(

@@ -76,3 +76,33 @@ def restore_discriminator(encoder, path):
 def first_line(error):
   text = str(error).strip()
   return text.splitlines()[0] if text else type(error).__name__
+
+
+def dropout_random_state(model):
+  """The dropout layers' `tf.random.Generator`s, created now, as one object.
+
+  Keras creates a layer's generator lazily, at its first training call, and
+  leaves it out of the model's checkpoint; a resumed run would then draw other
+  dropout masks. Creating them before a restore and saving this object beside
+  the model (`tf.train.Checkpoint(model=..., dropout_random_state=...)`, not
+  inside it: `model/` keeps the project's layout) makes resuming exact. Needs
+  `tf_keras.backend.experimental.enable_tf_random_generator()` before the
+  model is built.
+
+  Args:
+    model: A `tf_keras` model.
+
+  Returns:
+    A `tf.train.Checkpoint` holding one generator per dropout layer.
+  """
+  generators = {}
+  for module in model.submodules:
+    random_generator = getattr(module, "_random_generator", None)
+    if random_generator is None or not hasattr(random_generator, "_maybe_init"):
+      continue
+    random_generator._maybe_init()  # pylint: disable=protected-access
+    generator = random_generator._generator  # pylint: disable=protected-access
+    if generator is not None:
+      # Keyed by position: layer names carry process-wide counters.
+      generators[f"generator_{len(generators)}"] = generator
+  return tf.train.Checkpoint(**generators)

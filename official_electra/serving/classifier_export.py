@@ -17,7 +17,6 @@ and renamed into place. Serving the raw-text signature from Python requires
 """
 
 import os
-import shutil
 
 import tensorflow as tf
 
@@ -158,14 +157,5 @@ def export_classifier(finetuned_dir: str, export_dir: str) -> str:
   run_dir = resolve_finetuned_run(finetuned_dir)
   classifier, tokenizer, task, max_seq_length = load_finetuned_run(run_dir)
   module = ClassifierServingModule(classifier, tokenizer, task, max_seq_length)
-  temporary_dir = f"{export_dir.rstrip('/')}.tmp"
-  if tf.io.gfile.exists(temporary_dir):
-    shutil.rmtree(temporary_dir)
-  tf.saved_model.save(module, temporary_dir, signatures=module.signatures())
-  try:
-    op_allowlist.check_serving_op_types(temporary_dir)
-  except op_allowlist.UnservableOpsError:
-    shutil.rmtree(temporary_dir)
-    raise
-  tf.io.gfile.rename(temporary_dir, export_dir)
+  op_allowlist.save_servable(module, export_dir)
   return run_dir

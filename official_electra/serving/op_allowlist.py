@@ -12,6 +12,7 @@ newer TF Text kernels (for example `TFText>RoundRobinTrim` behind
 """
 
 import os
+import shutil
 
 import tensorflow as tf
 from tensorflow.core.protobuf import saved_model_pb2
@@ -90,3 +91,25 @@ def check_serving_op_types(saved_model_dir: str) -> set[str]:
         "stock TF Serving (only core TensorFlow and TF Text 2.12 ops are); "
         "replace them with core-TF equivalents before exporting")
   return op_types
+
+
+def save_servable(module: tf.Module, export_dir: str) -> None:
+  """Saves `module` with its `signatures()` as a SavedModel TF Serving can load.
+
+  Written under `<export_dir>.tmp`, checked with `check_serving_op_types`, then
+  renamed: a failed or killed export never leaves a complete-looking folder.
+
+  Raises:
+    UnservableOpsError: the graph needs ops stock TF Serving lacks (nothing is
+      left behind).
+  """
+  temporary_dir = f"{export_dir.rstrip('/')}.tmp"
+  if tf.io.gfile.exists(temporary_dir):
+    shutil.rmtree(temporary_dir)
+  tf.saved_model.save(module, temporary_dir, signatures=module.signatures())
+  try:
+    check_serving_op_types(temporary_dir)
+  except UnservableOpsError:
+    shutil.rmtree(temporary_dir)
+    raise
+  tf.io.gfile.rename(temporary_dir, export_dir)

@@ -19,7 +19,6 @@ signatures from Python requires `import tensorflow_text` first.
 """
 
 import os
-import shutil
 
 import tensorflow as tf
 
@@ -142,14 +141,5 @@ def export_discriminator(model_dir, export_dir):
       vocab_file, lower_case=architecture.lower_case)
   module = DiscriminatorServingModule(pretrainer, tokenizer,
                                       architecture.max_seq_length)
-  temporary_dir = f"{export_dir.rstrip('/')}.tmp"
-  if tf.io.gfile.exists(temporary_dir):
-    shutil.rmtree(temporary_dir)
-  tf.saved_model.save(module, temporary_dir, signatures=module.signatures())
-  try:
-    op_allowlist.check_serving_op_types(temporary_dir)
-  except op_allowlist.UnservableOpsError:
-    shutil.rmtree(temporary_dir)
-    raise
-  tf.io.gfile.rename(temporary_dir, export_dir)
+  op_allowlist.save_servable(module, export_dir)
   return prefix

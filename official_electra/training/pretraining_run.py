@@ -144,7 +144,7 @@ def run_pretraining(
     _build(pretrainer, train_optimizer, max_seq_length)
     checkpoint = tf.train.Checkpoint(
         model=pretrainer, optimizer=train_optimizer,
-        dropout_random_state=_dropout_random_state(pretrainer))
+        dropout_random_state=checkpoints.dropout_random_state(pretrainer))
   if latest is not None:
     _restore(checkpoint, latest)
     logging.info("resumed from %s", latest)
@@ -231,27 +231,6 @@ def _build(pretrainer, train_optimizer, max_seq_length):
               "input_type_ids": ids}, training=False)
   optimizer = getattr(train_optimizer, "inner_optimizer", train_optimizer)
   optimizer.build(pretrainer.trainable_variables)
-
-
-def _dropout_random_state(pretrainer):
-  """The dropout layers' `tf.random.Generator`s, created now, as one object.
-
-  Keras creates a layer's generator lazily, at its first training call, and
-  leaves it out of checkpoints; a restored run would draw other dropout masks.
-  Creating them before the restore and saving them beside the model (not
-  inside it: `model/` keeps the project's layout) makes resuming exact.
-  """
-  generators = {}
-  for module in pretrainer.submodules:
-    random_generator = getattr(module, "_random_generator", None)
-    if random_generator is None or not hasattr(random_generator, "_maybe_init"):
-      continue
-    random_generator._maybe_init()  # pylint: disable=protected-access
-    generator = random_generator._generator  # pylint: disable=protected-access
-    if generator is not None:
-      # Keyed by position: layer names get process-wide counters.
-      generators[f"generator_{len(generators)}"] = generator
-  return tf.train.Checkpoint(**generators)
 
 
 def _restore(checkpoint, prefix):
