@@ -301,11 +301,15 @@ def run(settings, implementations):
     process = context.Process(target=_worker, args=(kind, settings, child),
                               daemon=True)
     process.start()
-    workers[kind] = (process, parent)
     # Build and warm up one at a time, so compilation does not overlap.
     status, detail = parent.recv()
     if status != "ready":
-      raise RuntimeError(f"{kind} failed to start: {detail}")
+      # Reported and left out, so the others are still compared.
+      print(f"{kind}: failed to start, left out: {detail.splitlines()[0]}",
+            flush=True)
+      process.join()
+      continue
+    workers[kind] = (process, parent)
     print(f"{kind}: warmed up", flush=True)
   peaks = [matmul_peak_flops(settings["mixed_precision"])]
   seconds = {kind: [] for kind in workers}
