@@ -6,6 +6,7 @@ fix, no traceback, and no results or checkpoint."""
 import pytest
 
 from tests.reliability import cli
+from tests.reliability import finetune_setup
 
 FINETUNE = "official_electra.finetune"
 _WORDS = ("the", "movie", "is", "good", "bad", ".")
@@ -15,22 +16,8 @@ _SST_HEADER = "sentence\tlabel\n"
 @pytest.fixture(scope="module")
 def root(tmp_path_factory):
   root = tmp_path_factory.mktemp("glue_inputs")
-  (root / "vocab.txt").write_text(
-      "\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *_WORDS]) + "\n",
-      encoding="utf-8")
-  (root / "tiny.gin").write_text(f"""
-include 'gin/glue/recipe.gin'
-glue_encoder.vocab_size = {5 + len(_WORDS)}
-glue_encoder.embedding_size = 16
-glue_encoder.hidden_size = 16
-glue_encoder.num_layers = 1
-glue_encoder.num_attention_heads = 1
-glue_encoder.intermediate_size = 32
-glue_encoder.max_position_embeddings = 16
-glue_hyperparameters.max_seq_length = 8
-glue_hyperparameters.batch_size = 4
-glue_hyperparameters.num_train_epochs = 1
-""")
+  finetune_setup.write_tiny_finetune_config(
+      root, _WORDS, max_seq_length=8, batch_size=4, num_train_epochs=1)
   good_rows = "the movie is good .\t1\nthe movie is bad .\t0\n" * 4
   for name, extra_row in (("good", ""), ("malformed", "a row without a tab\n"),
                           ("bad_label", "the movie is good .\t2\n")):

@@ -18,6 +18,7 @@ import pytest
 import tensorflow as tf
 
 from tests.reliability import cli
+from tests.reliability import finetune_setup
 
 FINETUNE = "official_electra.finetune"
 PREEMPTED_EXIT_STATUS = 75
@@ -29,25 +30,10 @@ _TOTAL_STEPS = 240
 @pytest.fixture(scope="module")
 def root(tmp_path_factory):
   root = tmp_path_factory.mktemp("finetune_preemption")
-  (root / "vocab.txt").write_text(
-      "\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *_WORDS]) + "\n",
-      encoding="utf-8")
-  (root / "tiny.gin").write_text(f"""
-include 'gin/glue/recipe.gin'
-glue_encoder.vocab_size = {5 + len(_WORDS)}
-glue_encoder.embedding_size = 16
-glue_encoder.hidden_size = 16
-glue_encoder.num_layers = 1
-glue_encoder.num_attention_heads = 1
-glue_encoder.intermediate_size = 32
-glue_encoder.max_position_embeddings = 16
-glue_hyperparameters.learning_rate = 1e-3
-glue_hyperparameters.max_seq_length = 8
-glue_hyperparameters.batch_size = 4
-glue_hyperparameters.num_train_epochs = 2
-glue_hyperparameters.save_checkpoints_steps = {_SAVE_EVERY_STEPS}
-glue_hyperparameters.keep_checkpoint_max = 2
-""")
+  finetune_setup.write_tiny_finetune_config(
+      root, _WORDS, learning_rate=1e-3, max_seq_length=8, batch_size=4,
+      num_train_epochs=2, save_checkpoints_steps=_SAVE_EVERY_STEPS,
+      keep_checkpoint_max=2)
   rng = random.Random(0)
   task_dir = root / "glue" / "SST-2"
   task_dir.mkdir(parents=True)
