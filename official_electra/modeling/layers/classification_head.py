@@ -3,6 +3,8 @@
 import tensorflow as tf
 import tf_keras
 
+from official_electra.modeling.layers import mask_dropout
+
 
 @tf_keras.utils.register_keras_serializable(package="official_electra")
 class ClassificationHead(tf_keras.layers.Layer):
@@ -27,7 +29,7 @@ class ClassificationHead(tf_keras.layers.Layer):
       raise ValueError(f"dropout_rate must be in [0, 1), got {dropout_rate}")
     self.num_outputs = num_outputs
     self.dropout_rate = dropout_rate
-    self.dropout = tf_keras.layers.Dropout(dropout_rate)
+    self.dropout = mask_dropout.MaskDropout(dropout_rate)
     self.dense = tf_keras.layers.Dense(
         num_outputs, kernel_initializer="glorot_uniform", name="logits")
 

@@ -3,6 +3,9 @@
 import tensorflow as tf
 import tf_keras
 
+from official_electra.modeling.layers import layer_normalization
+from official_electra.modeling.layers import mask_dropout
+
 
 @tf_keras.utils.register_keras_serializable(package="official_electra")
 class ElectraEmbeddings(tf_keras.layers.Layer):
@@ -48,9 +51,9 @@ class ElectraEmbeddings(tf_keras.layers.Layer):
     self.initializer_range = initializer_range
     self.layer_norm_epsilon = layer_norm_epsilon
     # LayerNorm runs in float32 for numerical stability under mixed precision.
-    self.layer_norm = tf_keras.layers.LayerNormalization(
+    self.layer_norm = layer_normalization.LayerNormalization(
         epsilon=layer_norm_epsilon, dtype=tf.float32, name="LayerNorm")
-    self.dropout = tf_keras.layers.Dropout(dropout_rate)
+    self.dropout = mask_dropout.MaskDropout(dropout_rate)
 
   def build(self, input_shape):
     initializer = tf_keras.initializers.TruncatedNormal(

@@ -4,6 +4,7 @@ import tensorflow as tf
 import tf_keras
 
 from official_electra.modeling.layers import activations
+from official_electra.modeling.layers import layer_normalization
 
 
 @tf_keras.utils.register_keras_serializable(package="official_electra")
@@ -34,7 +35,7 @@ class MaskedLMHead(tf_keras.layers.Layer):
             stddev=initializer_range),
         name="dense")
     # LayerNorm runs in float32 for numerical stability under mixed precision.
-    self.layer_norm = tf_keras.layers.LayerNormalization(
+    self.layer_norm = layer_normalization.LayerNormalization(
         epsilon=layer_norm_epsilon, dtype=tf.float32, name="LayerNorm")
 
   def build(self, input_shape):

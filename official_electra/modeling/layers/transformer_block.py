@@ -6,6 +6,9 @@ import tensorflow as tf
 import tf_keras
 
 from official_electra.modeling.layers import activations
+from official_electra.modeling.layers import elementwise_gradients
+from official_electra.modeling.layers import layer_normalization
+from official_electra.modeling.layers import mask_dropout
 
 
 @tf_keras.utils.register_keras_serializable(package="official_electra")
@@ -18,11 +21,17 @@ class TransformerBlock(tf_keras.layers.Layer):
   `-10000` additive attention mask of the original code.
 
   It is written here rather than taken from Model Garden's
-  `TransformerEncoderBlock` for two reasons: the query, key and value
-  projections are one fused `[hidden, 3 * hidden]` matmul (fewer, larger
-  matmuls are faster on CPU and GPU), and the variables map one-to-one onto the
-  original checkpoint names (`attention/self/{query,key,value}` are the three
-  column blocks of `attention_qkv/kernel`).
+  `TransformerEncoderBlock` for speed, with the variables mapping one-to-one
+  onto the original checkpoint names (`attention/self/{query,key,value}` are
+  the three column blocks of `attention_qkv/kernel`):
+  - the query, key and value projections are one fused `[hidden, 3 * hidden]`
+    matmul, split by `unstack` (whose gradient is one `stack`; slicing would
+    cost three full-size zero-filled gradients and their sum);
+  - the dense layers see `[batch * seq_len, width]` matrices, so TensorFlow
+    fuses each matmul with its bias;
+  - GELU, LayerNorm and softmax have closed-form gradients fused by XLA
+    (`elementwise_gradients`), and dropout's gradient is one multiply by its
+    mask (`MaskDropout`).
 
   Args:
     hidden_size: Width `H` of the input and output.
@@ -65,7 +74,7 @@ class TransformerBlock(tf_keras.layers.Layer):
 
     def layer_norm(name):
       # LayerNorm runs in float32 for numerical stability under mixed precision.
-      return tf_keras.layers.LayerNormalization(
+      return layer_normalization.LayerNormalization(
           epsilon=layer_norm_epsilon, dtype=tf.float32, name=name)
 
     self.attention_qkv = dense(3 * hidden_size, "attention_qkv")
@@ -75,18 +84,18 @@ class TransformerBlock(tf_keras.layers.Layer):
                               activation=activations.exact_gelu)
     self.output_dense = dense(hidden_size, "output")
     self.output_layer_norm = layer_norm("output_layer_norm")
-    self.attention_dropout = tf_keras.layers.Dropout(attention_dropout_rate)
-    self.attention_output_dropout = tf_keras.layers.Dropout(dropout_rate)
-    self.output_dropout = tf_keras.layers.Dropout(dropout_rate)
+    self.attention_dropout = mask_dropout.MaskDropout(attention_dropout_rate)
+    self.attention_output_dropout = mask_dropout.MaskDropout(dropout_rate)
+    self.output_dropout = mask_dropout.MaskDropout(dropout_rate)
 
   def build(self, input_shape):
-    hidden_shape = (None, None, self.hidden_size)
+    hidden_shape = (None, self.hidden_size)
     for sublayer, sublayer_input_shape in (
         (self.attention_qkv, hidden_shape),
         (self.attention_output, hidden_shape),
         (self.attention_layer_norm, hidden_shape),
         (self.intermediate, hidden_shape),
-        (self.output_dense, (None, None, self.intermediate_size)),
+        (self.output_dense, (None, self.intermediate_size)),
         (self.output_layer_norm, hidden_shape)):
       # The name scope gives variables their full path, e.g.
       # `layer_3/attention_layer_norm/gamma` (weight decay and layer-wise
@@ -109,32 +118,35 @@ class TransformerBlock(tf_keras.layers.Layer):
     """
     batch_size = tf.shape(hidden_states)[0]
     seq_len = tf.shape(hidden_states)[1]
-    qkv = self.attention_qkv(hidden_states)
+    # [batch * seq_len, hidden]: every dense layer is one matmul + bias.
+    flat_states = tf.reshape(hidden_states, [-1, self.hidden_size])
     qkv = tf.reshape(
-        qkv, [batch_size, seq_len, 3, self.num_attention_heads, self.head_size])
-    # [3, batch, heads, seq_len, head_size]
-    qkv = tf.transpose(qkv, [2, 0, 3, 1, 4])
-    query, key, value = qkv[0], qkv[1], qkv[2]
+        self.attention_qkv(flat_states),
+        [batch_size, seq_len, 3, self.num_attention_heads, self.head_size])
+    # Each [batch, heads, seq_len, head_size].
+    query, key, value = tf.unstack(tf.transpose(qkv, [2, 0, 3, 1, 4]))
     query *= tf.cast(1.0 / math.sqrt(self.head_size), query.dtype)
     scores = tf.matmul(query, key, transpose_b=True)
     # Softmax in float32 for numerical stability under mixed precision.
-    probs = tf.nn.softmax(tf.cast(scores, tf.float32) + attention_bias, axis=-1)
+    probs = elementwise_gradients.softmax(
+        tf.cast(scores, tf.float32) + attention_bias)
     probs = self.attention_dropout(
         tf.cast(probs, value.dtype), training=training)
-    context = tf.matmul(probs, value)
     context = tf.reshape(
-        tf.transpose(context, [0, 2, 1, 3]),
-        [batch_size, seq_len, self.hidden_size])
+        tf.transpose(tf.matmul(probs, value), [0, 2, 1, 3]),
+        [-1, self.hidden_size])
     attention_output = self.attention_output_dropout(
         self.attention_output(context), training=training)
     attention_output = self.attention_layer_norm(
         tf.cast(attention_output, tf.float32) +
-        tf.cast(hidden_states, tf.float32))
+        tf.cast(flat_states, tf.float32))
     layer_output = self.output_dropout(
         self.output_dense(self.intermediate(attention_output)),
         training=training)
-    return self.output_layer_norm(
+    layer_output = self.output_layer_norm(
         tf.cast(layer_output, tf.float32) + attention_output)
+    return tf.reshape(layer_output,
+                      [batch_size, seq_len, self.hidden_size])
 
   def get_config(self):
     config = super().get_config()

@@ -1,0 +1,102 @@
+"""Exact GELU, LayerNorm and softmax with hand-written, XLA-fused gradients.
+
+TensorFlow differentiates these three op by op: the gradient of one LayerNorm
+is some twenty elementwise ops and reductions over `[tokens, hidden]`, each a
+pass over memory, and on CPUs and GPUs the Transformer's backward pass spends
+as long in them as in its matmuls. Here the forward pass is the ordinary
+TensorFlow ops (so inference graphs and SavedModels hold only stock ops) and
+the gradient is the closed form, compiled by XLA into one fused kernel per
+function (`tf.function(jit_compile=True)`; under a step that is itself
+XLA-compiled it is inlined). The values are the same functions; only the
+order of floating-point operations in the gradient differs.
+"""
+
+import math
+
+import tensorflow as tf
+
+_INV_SQRT_2 = 1.0 / math.sqrt(2.0)
+_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
+
+
+@tf.function(jit_compile=True)
+def _gelu_gradient(upstream, features):
+  cdf = 0.5 * tf.math.erfc(features * -_INV_SQRT_2)
+  pdf = _INV_SQRT_2PI * tf.exp(-0.5 * tf.square(features))
+  return upstream * (cdf + features * pdf)
+
+
+@tf.custom_gradient
+def exact_gelu(features):
+  """`0.5 * x * (1 + erf(x / sqrt(2)))`, as BERT and ELECTRA (not tanh).
+
+  Args:
+    features: float tensor of any shape and dtype.
+
+  Returns:
+    A tensor of the same shape and dtype.
+  """
+  def gradient(upstream):
+    return _gelu_gradient(upstream, features)
+  return tf.nn.gelu(features, approximate=False), gradient
+
+
+@tf.function(jit_compile=True)
+def _layer_norm_gradient(upstream, normalized, inverse_std, gamma):
+  scaled = upstream * gamma
+  inputs_gradient = inverse_std * (
+      scaled - tf.reduce_mean(scaled, axis=-1, keepdims=True) -
+      normalized * tf.reduce_mean(scaled * normalized, axis=-1, keepdims=True))
+  reduce_axes = tf.range(tf.rank(upstream) - 1)
+  return (inputs_gradient,
+          tf.reduce_sum(upstream * normalized, axis=reduce_axes),
+          tf.reduce_sum(upstream, axis=reduce_axes))
+
+
+def layer_norm(inputs, gamma, beta, epsilon):
+  """LayerNorm over the last axis: `(x - mean) / sqrt(var + eps) * gamma + beta`.
+
+  Args:
+    inputs: float `[..., width]`.
+    gamma: float `[width]` scale.
+    beta: float `[width]` offset.
+    epsilon: added to the variance (1e-12 in BERT and ELECTRA).
+
+  Returns:
+    A tensor shaped and typed as `inputs`.
+  """
+
+  @tf.custom_gradient
+  def normalize(inputs, gamma, beta):
+    mean, variance = tf.nn.moments(inputs, axes=[-1], keepdims=True)
+    inverse_std = tf.math.rsqrt(variance + epsilon)
+    normalized = (inputs - mean) * inverse_std
+
+    def gradient(upstream):
+      return _layer_norm_gradient(upstream, normalized, inverse_std, gamma)
+    return normalized * gamma + beta, gradient
+
+  return normalize(inputs, gamma, beta)
+
+
+@tf.function(jit_compile=True)
+def _softmax_gradient(upstream, probabilities):
+  return probabilities * (upstream - tf.reduce_sum(
+      upstream * probabilities, axis=-1, keepdims=True))
+
+
+@tf.custom_gradient
+def softmax(logits):
+  """Softmax over the last axis.
+
+  Args:
+    logits: float tensor of any shape.
+
+  Returns:
+    Probabilities, shaped and typed as `logits`.
+  """
+  probabilities = tf.nn.softmax(logits, axis=-1)
+
+  def gradient(upstream):
+    return _softmax_gradient(upstream, probabilities)
+  return probabilities, gradient

@@ -1,0 +1,89 @@
+"""MaskDropout: Keras dropout's distribution, a one-multiply gradient, saved state."""
+
+import numpy as np
+import pytest
+import tensorflow as tf
+import tf_keras
+
+from official_electra.modeling import checkpoints
+from official_electra.modeling.layers import mask_dropout
+
+
+@pytest.fixture
+def tf_random_generator():
+  tf_keras.backend.experimental.enable_tf_random_generator()
+  yield
+  tf_keras.backend.experimental.disable_tf_random_generator()
+
+
+def test_identity_unless_training():
+  layer = mask_dropout.MaskDropout(0.5)
+  inputs = tf.random.stateless_normal([4, 8], seed=[1, 2])
+  np.testing.assert_array_equal(layer(inputs).numpy(), inputs.numpy())
+  np.testing.assert_array_equal(layer(inputs, training=False).numpy(),
+                                inputs.numpy())
+  assert not np.array_equal(layer(inputs, training=True).numpy(),
+                            inputs.numpy())
+
+
+@pytest.mark.parametrize("rate", [0.1, 0.5])
+def test_drop_fraction_and_scale(rate):
+  layer = mask_dropout.MaskDropout(rate, seed=3)
+  outputs = layer(tf.ones([1000, 1000]), training=True).numpy()
+  dropped = np.mean(outputs == 0.0)
+  # One million Bernoulli(rate) draws: 5 standard deviations.
+  assert abs(dropped - rate) < 5 * np.sqrt(rate * (1 - rate) / 1e6)
+  np.testing.assert_allclose(outputs[outputs != 0.0], 1.0 / (1.0 - rate),
+                             rtol=1e-6)
+
+
+def test_gradient_is_the_upstream_gradient_times_the_mask():
+  layer = mask_dropout.MaskDropout(0.3, seed=4)
+  inputs = tf.random.stateless_normal([64, 32], seed=[5, 6]) + 3.0
+  upstream = tf.random.stateless_normal([64, 32], seed=[7, 8])
+  with tf.GradientTape() as tape:
+    tape.watch(inputs)
+    outputs = layer(inputs, training=True)
+    objective = tf.reduce_sum(outputs * upstream)
+  mask = outputs.numpy() / inputs.numpy()
+  np.testing.assert_allclose(np.unique(np.round(mask, 4)), [0.0, 1 / 0.7],
+                             rtol=1e-4)
+  np.testing.assert_allclose(tape.gradient(objective, inputs).numpy(),
+                             upstream.numpy() * mask, rtol=1e-6)
+
+
+def test_masks_differ_between_calls_and_inside_tf_function():
+  layer = mask_dropout.MaskDropout(0.5, seed=9)
+  call = tf.function(lambda x: layer(x, training=True))
+  first, second = call(tf.ones([256])), call(tf.ones([256]))
+  assert not np.array_equal(first.numpy(), second.numpy())
+
+
+def test_bfloat16_inputs_keep_their_dtype():
+  layer = mask_dropout.MaskDropout(0.1, dtype="mixed_bfloat16")
+  outputs = layer(tf.ones([8, 8], tf.bfloat16), training=True)
+  assert outputs.dtype == tf.bfloat16
+
+
+def test_random_state_is_checkpointed(tmp_path, tf_random_generator):
+  del tf_random_generator
+  inputs = tf_keras.Input([64])
+  model = tf_keras.Model(inputs, mask_dropout.MaskDropout(0.5, seed=10)(inputs))
+  state = checkpoints.dropout_random_state(model)
+  path = tf.train.Checkpoint(dropout_random_state=state).write(
+      str(tmp_path / "ckpt"))
+  expected = model(tf.ones([2, 64]), training=True).numpy()
+  model(tf.ones([2, 64]), training=True)  # Moves the generator on.
+  tf.train.Checkpoint(dropout_random_state=state).read(path).assert_consumed()
+  np.testing.assert_array_equal(model(tf.ones([2, 64]), training=True).numpy(),
+                                expected)
+
+
+def test_config_round_trip_and_validation():
+  layer = mask_dropout.MaskDropout(0.2, seed=11, name="drop")
+  clone = mask_dropout.MaskDropout.from_config(layer.get_config())
+  assert (clone.rate, clone.seed, clone.name) == (0.2, 11, "drop")
+  restored = tf_keras.layers.deserialize(tf_keras.layers.serialize(layer))
+  assert isinstance(restored, mask_dropout.MaskDropout)
+  with pytest.raises(ValueError, match="rate must be in"):
+    mask_dropout.MaskDropout(1.0)
