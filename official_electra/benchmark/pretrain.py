@@ -88,6 +88,10 @@ def _build_tensorflow(kind, settings):
   from official_electra.optimization import optimizer_factory  # pylint: disable=g-import-not-at-top
 
   tf_keras.mixed_precision.set_global_policy(settings["mixed_precision"])
+  if kind == "ours":
+    # As official_electra.train: dropout draws from checkpointed generators.
+    tf_keras.utils.set_random_seed(0)
+    tf_keras.backend.experimental.enable_tf_random_generator()
   discriminator_config, generator_config = _configs(settings["model"])
   num_slots = _num_slots(settings["seq_len"])
   ids = tf.constant(_token_batch(settings["batch_size"], settings["seq_len"]))
