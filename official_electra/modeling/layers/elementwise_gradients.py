@@ -76,7 +76,10 @@ def layer_norm(inputs, gamma, beta, epsilon):
       return _layer_norm_gradient(upstream, normalized, inverse_std, gamma)
     return normalized * gamma + beta, gradient
 
-  return normalize(inputs, gamma, beta)
+  # Read (possibly distributed) variables here, outside the custom gradient,
+  # so the gradient reaches them through the reads.
+  return normalize(inputs, tf.convert_to_tensor(gamma),
+                   tf.convert_to_tensor(beta))
 
 
 @tf.function(jit_compile=True)
