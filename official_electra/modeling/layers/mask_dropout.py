@@ -11,19 +11,28 @@ def _multiply_by_mask(inputs, mask):
   return inputs * mask, gradient
 
 
+# Drop decisions compare 16 random bits with a threshold: two decisions per
+# 32-bit Philox draw, which halves the random-number cost of dropout.
+_LEVELS = 1 << 16
+
+
 @tf_keras.utils.register_keras_serializable(package="official_electra")
 class MaskDropout(tf_keras.layers.Dropout):
-  """Inverted dropout: `x * mask`, `mask` = `1 / (1 - rate)` or 0 per element.
+  """Inverted dropout: `x * mask`, with `mask` = `1 / keep_prob` or 0 per element.
 
-  The same distribution as `tf_keras.layers.Dropout` (an element is dropped
-  when a uniform draw is below `rate`, and the kept ones are scaled by
-  `1 / (1 - rate)`), and the same random generator, so
+  An element is dropped when 16 random bits, read as an integer `u` in
+  `[0, 65536)`, fall below `round(rate * 65536)`: the drop probability is
+  `rate` rounded to a multiple of 1/65536 (0.1 becomes 0.1000061), and the kept
+  elements are scaled by the inverse of the exact keep probability, so the
+  expected output equals the input. (Keras and the original TF1 code compare a
+  float32 uniform draw with `rate`: one 32-bit draw per element; dropout covers
+  every hidden state and attention probability of BERT and ELECTRA, and
+  drawing those numbers is a measurable share of a training step on CPUs.)
+
+  The mask is built once and the gradient is the upstream gradient times the
+  same mask (Keras' dropout costs four passes over the tensor forward and
+  three backward). Seeds come from the layer's Keras random generator, so
   `official_electra.modeling.checkpoints.dropout_random_state` saves its state.
-  Keras' version costs four passes over the tensor forward and three backward
-  (scale, select, their gradients); here the mask is built once from the
-  uniform draw and the gradient is the upstream gradient times the same mask.
-  Dropout in BERT and ELECTRA covers every hidden state and attention
-  probability, so this is a measurable share of a training step.
 
   Args:
     rate: Fraction of the elements dropped, in [0, 1).
@@ -35,6 +44,12 @@ class MaskDropout(tf_keras.layers.Dropout):
     if not 0.0 <= rate < 1.0:
       raise ValueError(f"rate must be in [0, 1), got {rate}")
     super().__init__(rate, seed=seed, **kwargs)
+    self._threshold = min(_LEVELS - 1, max(1, round(rate * _LEVELS)))
+
+  @property
+  def drop_probability(self):
+    """The exact probability that an element is dropped (`rate`, rounded)."""
+    return self._threshold / _LEVELS if self.rate > 0.0 else 0.0
 
   def call(self, inputs, training=None):
     """Drops elements when training.
@@ -52,15 +67,29 @@ class MaskDropout(tf_keras.layers.Dropout):
       training = tf_keras.backend.learning_phase()
 
     def dropped():
-      uniform = self._random_generator.random_uniform(
-          tf.shape(inputs), dtype=tf.float32)
-      mask = tf.where(uniform >= self.rate,
-                      tf.constant(1.0 / (1.0 - self.rate), inputs.dtype),
-                      tf.constant(0.0, inputs.dtype))
+      size = tf.size(inputs)
+      bits = tf.random.stateless_uniform(
+          tf.reshape((size + 1) // 2, [1]), seed=self._stateless_seed(),
+          minval=None, maxval=None, dtype=tf.uint32)
+      draws = tf.reshape(tf.bitcast(bits, tf.uint16), [-1])[:size]
+      keep = tf.reshape(draws, tf.shape(inputs)) >= tf.constant(
+          self._threshold, tf.uint16)
+      mask = tf.where(
+          keep, tf.constant(_LEVELS / (_LEVELS - self._threshold), inputs.dtype),
+          tf.constant(0.0, inputs.dtype))
       return _multiply_by_mask(inputs, mask)
 
     return tf.__internal__.smart_cond.smart_cond(
         training, dropped, lambda: tf.identity(inputs))
+
+  def _stateless_seed(self):
+    """A fresh int `[2]` seed from the layer's Keras random generator."""
+    seed = self._random_generator.make_seed_for_stateless_op()
+    if seed is None:
+      # Keras' legacy stateful ops (no `enable_tf_random_generator()`).
+      seed = tf.random.uniform([2], maxval=tf.int32.max, dtype=tf.int32,
+                               seed=self._random_generator.make_legacy_seed())
+    return seed
 
   def get_config(self):
     config = super().get_config()

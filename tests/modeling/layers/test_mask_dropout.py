@@ -26,15 +26,32 @@ def test_identity_unless_training():
                             inputs.numpy())
 
 
-@pytest.mark.parametrize("rate", [0.1, 0.5])
-def test_drop_fraction_and_scale(rate):
+@pytest.mark.parametrize("rate", [0.1, 0.5, 0.01])
+def test_drop_fraction_scale_and_unbiased_output(rate):
   layer = mask_dropout.MaskDropout(rate, seed=3)
+  # The drop probability is rate rounded to a multiple of 1/65536.
+  assert layer.drop_probability == round(rate * 65536) / 65536
+  assert abs(layer.drop_probability - rate) <= 0.5 / 65536
   outputs = layer(tf.ones([1000, 1000]), training=True).numpy()
   dropped = np.mean(outputs == 0.0)
-  # One million Bernoulli(rate) draws: 5 standard deviations.
-  assert abs(dropped - rate) < 5 * np.sqrt(rate * (1 - rate) / 1e6)
-  np.testing.assert_allclose(outputs[outputs != 0.0], 1.0 / (1.0 - rate),
+  p = layer.drop_probability
+  # One million Bernoulli(p) draws: 5 standard deviations.
+  assert abs(dropped - p) < 5 * np.sqrt(p * (1 - p) / 1e6)
+  np.testing.assert_allclose(outputs[outputs != 0.0], 1.0 / (1.0 - p),
                              rtol=1e-6)
+  # Unbiased: the mean output equals the input (5 standard deviations).
+  assert abs(outputs.mean() - 1.0) < 5 * np.sqrt(p / (1 - p) / 1e6)
+
+
+def test_odd_sizes_and_every_element_independent():
+  layer = mask_dropout.MaskDropout(0.5, seed=12)
+  outputs = layer(tf.ones([3, 7, 5]), training=True).numpy()
+  assert outputs.shape == (3, 7, 5)
+  flat = layer(tf.ones([200001]), training=True).numpy() == 0.0
+  # Neighbours share one 32-bit draw; their decisions must still be
+  # independent: P(both dropped) = 1/4.
+  both = np.mean(flat[0:-1:2] & flat[1::2])
+  assert abs(both - 0.25) < 5 * np.sqrt(0.25 * 0.75 / 100000)
 
 
 def test_gradient_is_the_upstream_gradient_times_the_mask():
@@ -46,8 +63,8 @@ def test_gradient_is_the_upstream_gradient_times_the_mask():
     outputs = layer(inputs, training=True)
     objective = tf.reduce_sum(outputs * upstream)
   mask = outputs.numpy() / inputs.numpy()
-  np.testing.assert_allclose(np.unique(np.round(mask, 4)), [0.0, 1 / 0.7],
-                             rtol=1e-4)
+  np.testing.assert_allclose(np.unique(np.round(mask, 4)),
+                             [0.0, 1 / (1 - layer.drop_probability)], rtol=1e-4)
   np.testing.assert_allclose(tape.gradient(objective, inputs).numpy(),
                              upstream.numpy() * mask, rtol=1e-6)
 

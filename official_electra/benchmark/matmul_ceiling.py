@@ -1,0 +1,105 @@
+"""The FLOP rate of a training step's own matmuls, each timed alone.
+
+The pretraining benchmark's MFU divides by the peak of one large square
+matmul; the matmuls of a step are smaller (`[tokens, 256] x [256, 1024]` at
+ELECTRA-Small, batched `[128, 64]` attention products) and run below that
+peak even with nothing else in the step. This module times every matmul shape
+of one training step (forward, and both backward products), in the step's
+compute dtype and with the step's TensorFlow kernels, and returns their total
+FLOPs over their total time: the rate a step made of nothing but its matmuls
+would reach. It counts the matmuls `official_electra.training.flops` counts.
+"""
+
+import collections
+import time
+
+
+def _matmul_shapes(discriminator, generator, batch_size, seq_len, num_slots):
+  """Counts of `(kind, batch, m, k, n)` products in one training step.
+
+  `kind` is `"nn"` (`a @ b`), `"nt"` (`a @ b^T`) or `"tn"` (`a^T @ b`), the
+  three products of a dense layer's forward and backward passes.
+  """
+  shapes = collections.Counter()
+
+  def dense(m, k, n, times=1):
+    shapes[("nn", 1, m, k, n)] += times  # Forward.
+    shapes[("nt", 1, m, n, k)] += times  # Gradient of the input.
+    shapes[("tn", 1, k, m, n)] += times  # Gradient of the kernel.
+
+  def encoder(config):
+    tokens = batch_size * seq_len
+    hidden = config.hidden_size
+    heads = config.num_attention_heads
+    head_size = hidden // heads
+    if config.embedding_size != hidden:
+      dense(tokens, config.embedding_size, hidden)
+    layers = config.num_layers
+    dense(tokens, hidden, 3 * hidden, layers)
+    dense(tokens, hidden, hidden, layers)
+    dense(tokens, hidden, config.intermediate_size, layers)
+    dense(tokens, config.intermediate_size, hidden, layers)
+    batch = batch_size * heads
+    # scores = q k^T and its gradients (ds k, ds^T q); context = p v and its
+    # gradients (dc v^T, p^T dc).
+    shapes[("nt", batch, seq_len, head_size, seq_len)] += layers
+    shapes[("nn", batch, seq_len, seq_len, head_size)] += layers
+    shapes[("tn", batch, seq_len, seq_len, head_size)] += layers
+    shapes[("nn", batch, seq_len, seq_len, head_size)] += layers
+    shapes[("nt", batch, seq_len, head_size, seq_len)] += layers
+    shapes[("tn", batch, seq_len, seq_len, head_size)] += layers
+
+  encoder(discriminator)
+  encoder(generator)
+  tokens = batch_size * seq_len
+  dense(tokens, discriminator.hidden_size, discriminator.hidden_size)
+  slots = batch_size * num_slots
+  dense(slots, generator.hidden_size, discriminator.embedding_size)
+  dense(slots, discriminator.embedding_size, discriminator.vocab_size)
+  return shapes
+
+
+def step_matmul_flops_per_second(discriminator, generator, batch_size, seq_len,
+                                 num_slots, mixed_precision, repeats=5):
+  """Total FLOPs / total best time of one step's matmuls.
+
+  Args:
+    discriminator: the discriminator's `EncoderConfig`.
+    generator: the generator's `EncoderConfig`.
+    batch_size: examples per step.
+    seq_len: tokens per example.
+    num_slots: masked slots per example.
+    mixed_precision: `float32`, `mixed_bfloat16` or `mixed_float16`.
+    repeats: timed runs per shape (the best counts).
+
+  Returns:
+    FLOP/s, a float.
+  """
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  dtype = {"float32": tf.float32, "mixed_bfloat16": tf.bfloat16,
+           "mixed_float16": tf.float16}[mixed_precision]
+  products = {
+      "nn": tf.function(lambda a, b: tf.matmul(a, b)),
+      "nt": tf.function(lambda a, b: tf.matmul(a, b, transpose_b=True)),
+      "tn": tf.function(lambda a, b: tf.matmul(a, b, transpose_a=True)),
+  }
+  total_flops = total_seconds = 0.0
+  shapes = _matmul_shapes(discriminator, generator, batch_size, seq_len,
+                          num_slots)
+  for (kind, batch, m, k, n), count in shapes.items():
+    left_shape = {"nn": [m, k], "nt": [m, k], "tn": [k, m]}[kind]
+    right_shape = {"nn": [k, n], "nt": [n, k], "tn": [k, n]}[kind]
+    if batch > 1:
+      left_shape, right_shape = [batch] + left_shape, [batch] + right_shape
+    left = tf.cast(tf.random.normal(left_shape), dtype)
+    right = tf.cast(tf.random.normal(right_shape), dtype)
+    product = products[kind]
+    product(left, right).numpy()
+    best = float("inf")
+    for _ in range(repeats):
+      start = time.perf_counter()
+      product(left, right).numpy()
+      best = min(best, time.perf_counter() - start)
+    total_flops += count * 2.0 * batch * m * k * n
+    total_seconds += count * best
+  return total_flops / total_seconds
