@@ -35,8 +35,6 @@ class ElectraAdamW(tf_keras.optimizers.Optimizer):
       contains a match gets no weight decay.
     learning_rate_multipliers: Optional callable `variable_name -> float`, a
       per-variable factor on the learning rate (layer-wise decay uses it).
-    jit_compile: XLA-compile each variable's update (on every device; Keras
-      alone would do it on GPUs only).
     name: Optimizer name.
     **kwargs: Base optimizer arguments (`clipnorm` etc. are rejected).
   """
@@ -49,7 +47,6 @@ class ElectraAdamW(tf_keras.optimizers.Optimizer):
                epsilon=1e-6,
                exclude_from_weight_decay=DEFAULT_EXCLUDE_FROM_WEIGHT_DECAY,
                learning_rate_multipliers=None,
-               jit_compile=True,
                name="ElectraAdamW",
                **kwargs):
     for clip_arg in ("clipnorm", "clipvalue", "global_clipnorm"):
@@ -57,9 +54,6 @@ class ElectraAdamW(tf_keras.optimizers.Optimizer):
         raise ValueError(f"{clip_arg} is not supported: ElectraPretrainer "
                          "clips the global gradient norm itself")
     super().__init__(name=name, **kwargs)
-    # Keras XLA-compiles each variable's update only when it sees a GPU; on
-    # CPUs too it fuses the update's dozen elementwise passes into one.
-    self.jit_compile = jit_compile
     self._learning_rate = self._build_learning_rate(learning_rate)
     self.weight_decay_rate = weight_decay_rate
     self.beta_1 = beta_1

@@ -80,11 +80,3 @@ def test_factory_rejects_unknown_names_and_clipping():
     adamw.ElectraAdamW(1e-3, global_clipnorm=1.0)
   assert isinstance(optimizer_factory.create_optimizer("lamb"),
                     tf_keras.optimizers.legacy.Optimizer)
-
-
-def test_update_is_xla_compiled_and_config_round_trips():
-  optimizer = adamw.ElectraAdamW(0.01)
-  assert optimizer.jit_compile
-  clone = adamw.ElectraAdamW.from_config(optimizer.get_config())
-  assert clone.jit_compile and clone.weight_decay_rate == 0.01
-  assert not adamw.ElectraAdamW(0.01, jit_compile=False).jit_compile

@@ -9,7 +9,6 @@ from official_electra.modeling.layers import masked_lm_head
 from official_electra.modeling.layers import replaced_token_sampler
 from official_electra.modeling.models import pretraining_losses
 from official_electra.modeling.models import pretraining_metrics
-from official_electra.optimization import global_norm_clipping
 
 # The objectives of Clark et al. (2020): ELECTRA (Section 2), the BERT MLM
 # baseline, and the Section 3.2 ablations.
@@ -271,7 +270,7 @@ class ElectraPretrainer(tf_keras.Model):
     context = tf.distribute.get_replica_context()
     if context.num_replicas_in_sync > 1:
       gradients = context.all_reduce(tf.distribute.ReduceOp.SUM, gradients)
-    gradients = global_norm_clipping.clip_by_global_norm(gradients, 1.0)
+    gradients, _ = tf.clip_by_global_norm(gradients, clip_norm=1.0)
     self.optimizer.apply_gradients(
         zip(gradients, variables), experimental_aggregate_gradients=False)
     self.pretraining_metrics.update(data, outputs, losses)
