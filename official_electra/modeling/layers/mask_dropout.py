@@ -18,7 +18,7 @@ _LEVELS = 1 << 16
 
 @tf_keras.utils.register_keras_serializable(package="official_electra")
 class MaskDropout(tf_keras.layers.Dropout):
-  """Inverted dropout: `x * mask`, with `mask` = `1 / keep_prob` or 0 per element.
+  """Inverted dropout: `x * mask`, `mask` = `1 / keep_prob` or 0 per element.
 
   An element is dropped when 16 random bits, read as an integer `u` in
   `[0, 65536)`, fall below `round(rate * 65536)`: the drop probability is
@@ -74,9 +74,9 @@ class MaskDropout(tf_keras.layers.Dropout):
       draws = tf.reshape(tf.bitcast(bits, tf.uint16), [-1])[:size]
       keep = tf.reshape(draws, tf.shape(inputs)) >= tf.constant(
           self._threshold, tf.uint16)
-      mask = tf.where(
-          keep, tf.constant(_LEVELS / (_LEVELS - self._threshold), inputs.dtype),
-          tf.constant(0.0, inputs.dtype))
+      scale = _LEVELS / (_LEVELS - self._threshold)
+      mask = tf.where(keep, tf.constant(scale, inputs.dtype),
+                      tf.constant(0.0, inputs.dtype))
       return _multiply_by_mask(inputs, mask)
 
     return tf.__internal__.smart_cond.smart_cond(

@@ -6,7 +6,6 @@ import tensorflow as tf
 import tf_keras
 
 from official_electra.modeling.layers import activations
-from official_electra.modeling.layers import elementwise_gradients
 from official_electra.modeling.layers import layer_normalization
 from official_electra.modeling.layers import mask_dropout
 
@@ -29,7 +28,7 @@ class TransformerBlock(tf_keras.layers.Layer):
     cost three full-size zero-filled gradients and their sum);
   - the dense layers see `[batch * seq_len, width]` matrices, so TensorFlow
     fuses each matmul with its bias;
-  - GELU, LayerNorm and softmax have closed-form gradients fused by XLA
+  - GELU and LayerNorm have closed-form gradients fused by XLA
     (`elementwise_gradients`), and dropout's gradient is one multiply by its
     mask (`MaskDropout`).
 
@@ -128,8 +127,8 @@ class TransformerBlock(tf_keras.layers.Layer):
     query *= tf.cast(1.0 / math.sqrt(self.head_size), query.dtype)
     scores = tf.matmul(query, key, transpose_b=True)
     # Softmax in float32 for numerical stability under mixed precision.
-    probs = elementwise_gradients.softmax(
-        tf.cast(scores, tf.float32) + attention_bias)
+    probs = tf.nn.softmax(tf.cast(scores, tf.float32) + attention_bias,
+                          axis=-1)
     probs = self.attention_dropout(
         tf.cast(probs, value.dtype), training=training)
     context = tf.reshape(

@@ -1,4 +1,4 @@
-"""Our LayerNormalization equals tf_keras' in values, gradients and variables."""
+"""Our LayerNormalization equals tf_keras' in values, gradients, variables."""
 
 import numpy as np
 import pytest
@@ -37,7 +37,8 @@ def test_values_and_gradients_equal_keras(shape):
 
 def test_float32_layer_under_mixed_precision():
   layer = layer_normalization.LayerNormalization(dtype=tf.float32)
-  outputs = layer(tf.ones([2, 3, 8], tf.bfloat16) * tf.range(8.0, dtype=tf.bfloat16))
+  inputs = tf.ones([2, 3, 8], tf.bfloat16) * tf.range(8.0, dtype=tf.bfloat16)
+  outputs = layer(inputs)
   assert outputs.dtype == tf.float32
 
 

@@ -1,4 +1,4 @@
-"""MaskDropout: Keras dropout's distribution, a one-multiply gradient, saved state."""
+"""MaskDropout: drop rate, unbiased scale, one-multiply gradient, state."""
 
 import numpy as np
 import pytest

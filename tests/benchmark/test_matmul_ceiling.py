@@ -1,0 +1,37 @@
+"""The benchmark's matmul ceiling times the matmuls the FLOP counter counts."""
+
+import pytest
+
+from official_electra.benchmark import matmul_ceiling
+from official_electra.modeling import encoder_config
+from official_electra.training import flops
+
+
+@pytest.mark.parametrize("overrides,fraction", [
+    (dict(), 0.25),  # Small, generator 1/4.
+    (dict(embedding_size=768, hidden_size=768, num_attention_heads=12,
+          intermediate_size=3072), 1 / 3),  # Base: no embedding projection.
+])
+def test_shapes_carry_the_counted_training_flops(overrides, fraction):
+  discriminator = encoder_config.EncoderConfig(**overrides)
+  generator = discriminator.scaled(fraction)
+  batch_size, seq_len, slots = 4, 128, 19
+  shapes = matmul_ceiling._matmul_shapes(  # pylint: disable=protected-access
+      discriminator, generator, batch_size, seq_len, slots)
+  timed = sum(count * 2 * batch * m * k * n
+              for (_, batch, m, k, n), count in shapes.items())
+  counted = batch_size * flops.pretraining_flops(
+      discriminator, generator, "electra", seq_len, slots).train_per_example
+  # The counter also has the discriminator's dense(H -> 1) and its bias.
+  assert timed == pytest.approx(counted, rel=1e-4)
+  assert timed < counted
+
+
+def test_rate_is_positive_for_tiny_shapes():
+  discriminator = encoder_config.EncoderConfig(
+      vocab_size=50, embedding_size=8, hidden_size=16, num_layers=1,
+      num_attention_heads=2, intermediate_size=32)
+  rate = matmul_ceiling.step_matmul_flops_per_second(
+      discriminator, discriminator.scaled(0.5), batch_size=2, seq_len=8,
+      num_slots=2, mixed_precision="float32", repeats=1)
+  assert rate > 0
