@@ -59,6 +59,24 @@ def _matmul_shapes(discriminator, generator, batch_size, seq_len, num_slots):
   return shapes
 
 
+def compute_dtype(mixed_precision):
+  """The matmul dtype of a Keras mixed-precision policy name."""
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  return {"float32": tf.float32, "mixed_bfloat16": tf.bfloat16,
+          "mixed_float16": tf.float16}[mixed_precision]
+
+
+def best_seconds(function, args, repeats):
+  """Best wall time of `function(*args).numpy()` over `repeats` runs, warm."""
+  function(*args).numpy()
+  best = float("inf")
+  for _ in range(repeats):
+    start = time.perf_counter()
+    function(*args).numpy()
+    best = min(best, time.perf_counter() - start)
+  return best
+
+
 def step_matmul_flops_per_second(discriminator, generator, batch_size, seq_len,
                                  num_slots, mixed_precision, repeats=5):
   """Total FLOPs / total best time of one step's matmuls.
@@ -76,8 +94,7 @@ def step_matmul_flops_per_second(discriminator, generator, batch_size, seq_len,
     FLOP/s, a float.
   """
   import tensorflow as tf  # pylint: disable=g-import-not-at-top
-  dtype = {"float32": tf.float32, "mixed_bfloat16": tf.bfloat16,
-           "mixed_float16": tf.float16}[mixed_precision]
+  dtype = compute_dtype(mixed_precision)
   products = {
       "nn": tf.function(lambda a, b: tf.matmul(a, b)),
       "nt": tf.function(lambda a, b: tf.matmul(a, b, transpose_b=True)),
@@ -93,13 +110,7 @@ def step_matmul_flops_per_second(discriminator, generator, batch_size, seq_len,
       left_shape, right_shape = [batch] + left_shape, [batch] + right_shape
     left = tf.cast(tf.random.normal(left_shape), dtype)
     right = tf.cast(tf.random.normal(right_shape), dtype)
-    product = products[kind]
-    product(left, right).numpy()
-    best = float("inf")
-    for _ in range(repeats):
-      start = time.perf_counter()
-      product(left, right).numpy()
-      best = min(best, time.perf_counter() - start)
     total_flops += count * 2.0 * batch * m * k * n
-    total_seconds += count * best
+    total_seconds += count * best_seconds(products[kind], (left, right),
+                                          repeats)
   return total_flops / total_seconds

@@ -267,18 +267,12 @@ def _worker(kind, settings, connection):
 def matmul_peak_flops(mixed_precision, size=4096, repeats=5):
   """Best FLOP/s of a `size`^3 matmul in the compute dtype of `mixed_precision`."""
   import tensorflow as tf  # pylint: disable=g-import-not-at-top
-  dtype = {"float32": tf.float32, "mixed_bfloat16": tf.bfloat16,
-           "mixed_float16": tf.float16}[mixed_precision]
+  dtype = matmul_ceiling.compute_dtype(mixed_precision)
   left = tf.cast(tf.random.normal([size, size]), dtype)
   right = tf.cast(tf.random.normal([size, size]), dtype)
   matmul = tf.function(lambda a, b: tf.reduce_sum(tf.matmul(a, b)))
-  matmul(left, right).numpy()
-  best = float("inf")
-  for _ in range(repeats):
-    start = time.perf_counter()
-    matmul(left, right).numpy()
-    best = min(best, time.perf_counter() - start)
-  return 2 * size**3 / best
+  return 2 * size**3 / matmul_ceiling.best_seconds(matmul, (left, right),
+                                                   repeats)
 
 
 def available(kind):
