@@ -1,6 +1,6 @@
 r"""Pretraining-step speed: ours against Model Garden and Hugging Face, one run.
 
-    python -m official_electra.benchmark.pretrain [--model=small|base]
+    python -m official_electra.benchmark.pretrain [--model=small|base|tiny]
         [--batch_size=32] [--seq_len=128] [--mixed_precision=float32]
         [--jit_compile] [--repetitions=5] [--steps=3] [--output=bench.json]
 
@@ -15,6 +15,8 @@ TensorFlow ones, the same optimizer (the original AdamW):
                 masking in the step);
   model_garden  official.nlp.modeling.models.ElectraPretrainer over BertEncoder
                 towers, with masks precomputed (as its input pipeline does);
+                under a mixed policy its sampler gets float32 logits (see
+                `patch_model_garden_sampler`), without which it cannot run;
   huggingface   transformers' ElectraForMaskedLM + ElectraForPreTraining
                 (PyTorch, shared embeddings, sampling at masked positions,
                 torch.optim.AdamW), when torch and transformers are installed.
@@ -38,7 +40,8 @@ from absl import flags
 
 from official_electra.benchmark import matmul_ceiling
 
-flags.DEFINE_enum("model", "small", ["small", "base"], "Model shapes.")
+flags.DEFINE_enum("model", "small", ["small", "base", "tiny"],
+                  "Model shapes (tiny: gin/tiny.gin's, a smoke test).")
 flags.DEFINE_integer("batch_size", 32, "Examples per step.")
 flags.DEFINE_integer("seq_len", 128, "Tokens per example.")
 flags.DEFINE_enum("mixed_precision", "float32",
@@ -58,6 +61,10 @@ SHAPES = {  # discriminator config overrides, generator fraction
     "small": (dict(), 0.25),
     "base": (dict(embedding_size=768, hidden_size=768, num_attention_heads=12,
                   intermediate_size=3072), 1 / 3),
+    # gin/tiny.gin's shapes: a quick check that the benchmark itself runs.
+    "tiny": (dict(embedding_size=32, hidden_size=64, num_layers=2,
+                  num_attention_heads=2, intermediate_size=128,
+                  max_position_embeddings=128), 0.5),
 }
 
 
@@ -81,6 +88,30 @@ def _token_batch(batch_size, seq_len):
   ids[:, seq_len // 2] = SEP_ID
   ids[:, -1] = SEP_ID
   return ids
+
+
+def patch_model_garden_sampler():
+  """Lets Model Garden's ElectraPretrainer train under a mixed policy.
+
+  Its `sample_from_softmax` adds float32 Gumbel noise to the generator's
+  logits, which are in the compute dtype under `mixed_bfloat16` or
+  `mixed_float16`, and the step fails to build (`AddV2` of float32 and
+  bfloat16). Casting the logits to float32 first is the smallest fix a user
+  would make, and what our sampler does; under float32 it changes nothing.
+  Replaces the module's function (the pretrainer looks it up at call time);
+  idempotent.
+  """
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  from official.nlp.modeling.models import electra_pretrainer as garden  # pylint: disable=g-import-not-at-top
+  sample = garden.sample_from_softmax
+  if getattr(sample, "casts_logits_to_float32", False):
+    return
+
+  def sample_in_float32(logits, disallow=None):
+    return sample(tf.cast(logits, tf.float32), disallow=disallow)
+
+  sample_in_float32.casts_logits_to_float32 = True
+  garden.sample_from_softmax = sample_in_float32
 
 
 def _build_tensorflow(kind, settings):
@@ -121,6 +152,8 @@ def _build_tensorflow(kind, settings):
   from official.nlp.modeling import models  # pylint: disable=g-import-not-at-top
   from official.nlp.modeling import networks  # pylint: disable=g-import-not-at-top
 
+  if settings["mixed_precision"] != "float32":
+    patch_model_garden_sampler()
   def bert_encoder(config, embedding_layer=None):
     return networks.BertEncoder(
         vocab_size=config.vocab_size, hidden_size=config.hidden_size,

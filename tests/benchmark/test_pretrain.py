@@ -1,0 +1,76 @@
+"""The pretraining benchmark runs its implementations and reports them."""
+
+import json
+import math
+import subprocess
+import sys
+
+import pytest
+import tensorflow as tf
+import tf_keras
+from official.nlp.modeling.models import electra_pretrainer as garden
+
+from official_electra.benchmark import pretrain
+
+TINY = dict(model="tiny", batch_size=2, seq_len=16, jit_compile=False)
+
+
+@pytest.fixture
+def restore_policy_and_sampler(monkeypatch):
+  # monkeypatch puts Model Garden's sampler back after the test.
+  monkeypatch.setattr(garden, "sample_from_softmax",
+                      garden.sample_from_softmax)
+  yield
+  tf_keras.mixed_precision.set_global_policy("float32")
+
+
+def test_model_garden_cannot_build_its_step_under_mixed_bfloat16_unpatched(
+    restore_policy_and_sampler, monkeypatch):
+  del restore_policy_and_sampler
+  monkeypatch.setattr(pretrain, "patch_model_garden_sampler", lambda: None)
+  step = pretrain._build_tensorflow(  # pylint: disable=protected-access
+      "model_garden", dict(TINY, mixed_precision="mixed_bfloat16"))
+  with pytest.raises((TypeError, tf.errors.InvalidArgumentError),
+                     match="bfloat16"):
+    step()
+
+
+def test_model_garden_trains_under_mixed_bfloat16_with_the_patched_sampler(
+    restore_policy_and_sampler):
+  del restore_policy_and_sampler
+  step = pretrain._build_tensorflow(  # pylint: disable=protected-access
+      "model_garden", dict(TINY, mixed_precision="mixed_bfloat16"))
+  losses = [step() for _ in range(2)]
+  assert all(math.isfinite(loss) and loss > 0 for loss in losses)
+  patched = garden.sample_from_softmax
+  assert patched.casts_logits_to_float32
+  pretrain.patch_model_garden_sampler()  # Idempotent: wraps only once.
+  assert garden.sample_from_softmax is patched
+
+
+def test_command_prints_the_table_and_writes_the_json(tmp_path):
+  kinds = [kind for kind in ("ours", "model_garden", "huggingface")
+           if pretrain.available(kind)]
+  output = tmp_path / "bench.json"
+  completed = subprocess.run(
+      [sys.executable, "-m", "official_electra.benchmark.pretrain",
+       "--model=tiny", "--batch_size=2", "--seq_len=16", "--repetitions=2", "--steps=1",
+       "--warmup_steps=1", f"--implementations={','.join(kinds)}",
+       f"--output={output}"],
+      capture_output=True, text=True, check=False, timeout=600)
+  assert completed.returncode == 0, completed.stderr[-3000:]
+  results = json.loads(output.read_text())
+  assert list(results["implementations"]) == kinds
+  assert results["matmul_peak_flops"] > results["step_matmul_flops"] > 0
+  for kind, entry in results["implementations"].items():
+    assert entry["examples_per_second_min"] <= entry["examples_per_second"]
+    assert entry["examples_per_second"] <= entry["examples_per_second_max"]
+    assert entry["tokens_per_second"] == pytest.approx(
+        16 * entry["examples_per_second"])
+    assert entry["mfu"] == pytest.approx(
+        entry["examples_per_second"] * results["flops_per_example"] /
+        results["matmul_peak_flops"])
+    assert entry["peak_memory_mib"] > 0
+    assert f"\n{kind}" in completed.stdout
+  assert results["implementations"]["model_garden"][
+      "ratio_to_model_garden"] == pytest.approx(1.0)
