@@ -279,6 +279,7 @@ def _worker(kind, settings, connection):
     if kind == "huggingface":
       step = _build_huggingface(settings)
     else:
+      _share_the_gpus()
       step = _build_tensorflow(kind, settings)
     for _ in range(settings["warmup_steps"]):
       step()
@@ -287,7 +288,8 @@ def _worker(kind, settings, connection):
       command, steps = connection.recv()
       if command == "stop":
         peak_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-        connection.send(("peak_memory_mib", peak_kib / 1024))
+        gpu_mib = None if kind == "huggingface" else _gpu_peak_memory_mib()
+        connection.send(("peak_memory_mib", (peak_kib / 1024, gpu_mib)))
         return
       start = time.perf_counter()
       for _ in range(steps):
@@ -297,6 +299,26 @@ def _worker(kind, settings, connection):
     connection.send(("error", f"{type(error).__name__}: {error}"))
 
 
+def _on_gpu():
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  return bool(tf.config.list_physical_devices("GPU"))
+
+
+def _share_the_gpus():
+  """Lets the workers and the coordinator share a GPU (TensorFlow would
+  otherwise reserve all of its memory for the first process); before any op."""
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  for gpu in tf.config.list_physical_devices("GPU"):
+    tf.config.experimental.set_memory_growth(gpu, True)
+
+
+def _gpu_peak_memory_mib():
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  if not _on_gpu():
+    return None
+  return tf.config.experimental.get_memory_info("GPU:0")["peak"] / 2**20
+
+
 def matmul_peak_flops(mixed_precision, size=4096, repeats=5):
   """Best FLOP/s of a `size`^3 matmul in the compute dtype of `mixed_precision`."""
   import tensorflow as tf  # pylint: disable=g-import-not-at-top
@@ -304,8 +326,9 @@ def matmul_peak_flops(mixed_precision, size=4096, repeats=5):
   left = tf.cast(tf.random.normal([size, size]), dtype)
   right = tf.cast(tf.random.normal([size, size]), dtype)
   matmul = tf.function(lambda a, b: tf.reduce_sum(tf.matmul(a, b)))
+  calls = 20 if _on_gpu() else 1
   return 2 * size**3 / matmul_ceiling.best_seconds(matmul, (left, right),
-                                                   repeats)
+                                                   repeats, calls)
 
 
 def available(kind):
@@ -347,6 +370,7 @@ def run(settings, implementations):
       continue
     workers[kind] = (process, parent)
     print(f"{kind}: warmed up", flush=True)
+  _share_the_gpus()
   peaks = [matmul_peak_flops(settings["mixed_precision"])]
   seconds = {kind: [] for kind in workers}
   for repetition in range(settings["repetitions"]):
@@ -359,7 +383,9 @@ def run(settings, implementations):
     print(f"round {repetition + 1}/{settings['repetitions']} done", flush=True)
   peaks.append(matmul_peak_flops(settings["mixed_precision"]))
   peak = max(peaks)
-  ceiling = matmul_ceiling.step_matmul_flops_per_second(
+  # On a GPU most of the step's matmuls take microseconds, less than a call's
+  # launch: timed alone they would measure the launches, so no ceiling there.
+  ceiling = None if _on_gpu() else matmul_ceiling.step_matmul_flops_per_second(
       discriminator_config, generator_config, settings["batch_size"],
       settings["seq_len"], _num_slots(settings["seq_len"]),
       settings["mixed_precision"])
@@ -368,7 +394,7 @@ def run(settings, implementations):
              "implementations": {}}
   for kind, (process, connection) in workers.items():
     connection.send(("stop", 0))
-    _, memory = connection.recv()
+    _, (memory, gpu_memory) = connection.recv()
     process.join()
     rates = [settings["steps"] * settings["batch_size"] / s
              for s in seconds[kind]]
@@ -379,8 +405,10 @@ def run(settings, implementations):
         "examples_per_second_max": max(rates),
         "tokens_per_second": median * settings["seq_len"],
         "mfu": median * flops_per_example / peak,
-        "fraction_of_step_matmuls": median * flops_per_example / ceiling,
+        "fraction_of_step_matmuls": (median * flops_per_example / ceiling
+                                     if ceiling else None),
         "peak_memory_mib": memory,
+        "gpu_peak_memory_mib": gpu_memory,
     }
   garden = results["implementations"].get("model_garden")
   for entry in results["implementations"].values():
@@ -391,29 +419,39 @@ def run(settings, implementations):
 
 
 def format_table(results):
+  """The results as a plain-text table (the JSON has the same figures)."""
   settings = results["settings"]
+  ceiling = results["step_matmul_flops"]
+  entries = results["implementations"]
+  on_gpu = any(entry.get("gpu_peak_memory_mib") is not None
+               for entry in entries.values())
   lines = [
       f"model={settings['model']} batch={settings['batch_size']} "
       f"seq_len={settings['seq_len']} precision={settings['mixed_precision']} "
       f"jit_compile={settings['jit_compile']}",
       f"training FLOPs/example {results['flops_per_example'] / 1e9:.2f} G; "
       f"matmul peak {results['matmul_peak_flops'] / 1e9:.0f} GFLOP/s; "
-      f"the step's own matmuls alone "
-      f"{results['step_matmul_flops'] / 1e9:.0f} GFLOP/s",
+      + (f"the step's own matmuls alone {ceiling / 1e9:.0f} GFLOP/s"
+         if ceiling else "the step's own matmuls: not timed on a GPU"),
       f"{'implementation':<14}{'examples/s':>12}{'(min-max)':>16}"
       f"{'tokens/s':>10}{'vs MG':>7}{'MFU':>7}{'of matmuls':>11}"
-      f"{'peak MiB':>10}",
+      f"{'peak MiB':>10}" + (f"{'GPU MiB':>10}" if on_gpu else ""),
   ]
-  for kind, entry in results["implementations"].items():
+  for kind, entry in entries.items():
     ratio = entry["ratio_to_model_garden"]
+    fraction = entry["fraction_of_step_matmuls"]
+    gpu_memory = entry.get("gpu_peak_memory_mib")
     lines.append(
         f"{kind:<14}{entry['examples_per_second']:>12.2f}"
         f"{entry['examples_per_second_min']:>8.2f}-"
         f"{entry['examples_per_second_max']:<7.2f}"
         f"{entry['tokens_per_second']:>10.0f}"
         f"{(f'{ratio:.2f}x' if ratio else '-'):>7}"
-        f"{entry['mfu']:>7.0%}{entry['fraction_of_step_matmuls']:>11.0%}"
-        f"{entry['peak_memory_mib']:>10.0f}")
+        f"{entry['mfu']:>7.0%}"
+        f"{(f'{fraction:.0%}' if fraction is not None else '-'):>11}"
+        f"{entry['peak_memory_mib']:>10.0f}"
+        + ((f"{gpu_memory:>10.0f}" if gpu_memory is not None else f"{'-':>10}")
+           if on_gpu else ""))
   return "\n".join(lines)
 
 

@@ -35,3 +35,23 @@ def test_rate_is_positive_for_tiny_shapes():
       discriminator, discriminator.scaled(0.5), batch_size=2, seq_len=8,
       num_slots=2, mixed_precision="float32", repeats=1)
   assert rate > 0
+
+
+def test_best_seconds_counts_one_call_of_several(monkeypatch):
+  clock = {"now": 0.0, "calls": 0}
+
+  class Result:
+
+    def numpy(self):
+      return 0
+
+  def function():
+    clock["calls"] += 1
+    clock["now"] += 2.0  # Every call takes 2 s of the fake clock.
+    return Result()
+
+  monkeypatch.setattr(matmul_ceiling.time, "perf_counter",
+                      lambda: clock["now"])
+  seconds = matmul_ceiling.best_seconds(function, (), repeats=3, calls=4)
+  assert seconds == 2.0
+  assert clock["calls"] == 1 + 3 * 4  # Warm-up, then 3 timings of 4 calls.

@@ -74,3 +74,28 @@ def test_command_prints_the_table_and_writes_the_json(tmp_path):
     assert f"\n{kind}" in completed.stdout
   assert results["implementations"]["model_garden"][
       "ratio_to_model_garden"] == pytest.approx(1.0)
+
+
+def _results(ceiling, gpu_memory):
+  entry = {"examples_per_second": 10.0, "examples_per_second_min": 9.0,
+           "examples_per_second_max": 11.0, "tokens_per_second": 1280.0,
+           "mfu": 0.4, "fraction_of_step_matmuls": 0.9 if ceiling else None,
+           "peak_memory_mib": 3000.0, "gpu_peak_memory_mib": gpu_memory,
+           "ratio_to_model_garden": None}
+  return {"settings": dict(TINY, mixed_precision="float32"),
+          "flops_per_example": 9e9, "matmul_peak_flops": 3e11,
+          "step_matmul_flops": ceiling, "implementations": {"ours": entry}}
+
+
+def test_table_on_a_cpu_has_the_ceiling_and_no_gpu_column():
+  table = pretrain.format_table(_results(1.2e11, None))
+  assert "matmuls alone 120 GFLOP/s" in table
+  assert "GPU MiB" not in table
+  assert table.splitlines()[-1].split()[-2:] == ["90%", "3000"]
+
+
+def test_table_on_a_gpu_has_no_ceiling_and_the_gpu_memory():
+  table = pretrain.format_table(_results(None, 5000.0))
+  assert "not timed on a GPU" in table
+  assert "GPU MiB" in table
+  assert table.splitlines()[-1].split()[-3:] == ["-", "3000", "5000"]
