@@ -9,9 +9,16 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out="${1:-gpu_benchmark}"
-mkdir -p "$out"
 python="${PYTHON:-python}"
-"$python" -c "import tensorflow as tf; gpus = tf.config.list_physical_devices('GPU'); print('GPUs:', gpus); assert gpus, 'no GPU visible to TensorFlow: this script measures the GPU'"
+TF_CPP_MIN_LOG_LEVEL=3 "$python" -c "
+import sys, tensorflow as tf
+gpus = tf.config.list_physical_devices('GPU')
+if not gpus:
+  sys.exit('scripts/gpu_benchmark.sh: no GPU visible to TensorFlow; run it on '
+           'a machine with one (and a CUDA build of TensorFlow)')
+print('GPUs:', gpus)
+"
+mkdir -p "$out"
 run() {  # model seq_len batch implementations
   echo "== $1, length $2, batch $3: $4" >&2
   timeout 150 "$python" -m official_electra.benchmark.pretrain --model="$1" \

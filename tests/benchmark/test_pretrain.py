@@ -2,6 +2,8 @@
 
 import json
 import math
+import os
+import pathlib
 import subprocess
 import sys
 
@@ -99,3 +101,19 @@ def test_table_on_a_gpu_has_no_ceiling_and_the_gpu_memory():
   assert "not timed on a GPU" in table
   assert "GPU MiB" in table
   assert table.splitlines()[-1].split()[-3:] == ["-", "3000", "5000"]
+
+
+def test_gpu_script_stops_with_one_line_when_there_is_no_gpu(tmp_path):
+  if tf.config.list_physical_devices("GPU"):
+    pytest.skip("a GPU is visible: the script would run the benchmarks")
+  script = pathlib.Path(__file__).resolve().parents[2] / "scripts" / (
+      "gpu_benchmark.sh")
+  output = tmp_path / "out"
+  completed = subprocess.run(
+      ["bash", str(script), str(output)], capture_output=True, text=True,
+      check=False, timeout=120, env=dict(os.environ, PYTHON=sys.executable))
+  assert completed.returncode == 1
+  assert not output.exists()
+  assert completed.stderr.strip().splitlines()[-1] == (
+      "scripts/gpu_benchmark.sh: no GPU visible to TensorFlow; run it on a "
+      "machine with one (and a CUDA build of TensorFlow)")
