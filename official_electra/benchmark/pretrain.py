@@ -154,6 +154,7 @@ def _build_tensorflow(kind, settings):
 
   if settings["mixed_precision"] != "float32":
     patch_model_garden_sampler()
+
   def bert_encoder(config, embedding_layer=None):
     return networks.BertEncoder(
         vocab_size=config.vocab_size, hidden_size=config.hidden_size,
