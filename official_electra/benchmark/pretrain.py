@@ -442,6 +442,7 @@ def format_table(results):
     ratio = entry["ratio_to_model_garden"]
     fraction = entry["fraction_of_step_matmuls"]
     gpu_memory = entry.get("gpu_peak_memory_mib")
+    gpu_cell = f"{gpu_memory:.0f}" if gpu_memory is not None else "-"
     lines.append(
         f"{kind:<14}{entry['examples_per_second']:>12.2f}"
         f"{entry['examples_per_second_min']:>8.2f}-"
@@ -451,8 +452,7 @@ def format_table(results):
         f"{entry['mfu']:>7.0%}"
         f"{(f'{fraction:.0%}' if fraction is not None else '-'):>11}"
         f"{entry['peak_memory_mib']:>10.0f}"
-        + ((f"{gpu_memory:>10.0f}" if gpu_memory is not None else f"{'-':>10}")
-           if on_gpu else ""))
+        + (f"{gpu_cell:>10}" if on_gpu else ""))
   return "\n".join(lines)
 
 

@@ -56,8 +56,8 @@ def test_command_prints_the_table_and_writes_the_json(tmp_path):
   output = tmp_path / "bench.json"
   completed = subprocess.run(
       [sys.executable, "-m", "official_electra.benchmark.pretrain",
-       "--model=tiny", "--batch_size=2", "--seq_len=16", "--repetitions=2", "--steps=1",
-       "--warmup_steps=1", f"--implementations={','.join(kinds)}",
+       "--model=tiny", "--batch_size=2", "--seq_len=16", "--repetitions=2",
+       "--steps=1", "--warmup_steps=1", f"--implementations={','.join(kinds)}",
        f"--output={output}"],
       capture_output=True, text=True, check=False, timeout=600)
   assert completed.returncode == 0, completed.stderr[-3000:]

@@ -58,7 +58,9 @@ def _layer_norm_gradient(upstream, normalized, inverse_std, gamma):
 
 
 def layer_norm(inputs, gamma, beta, epsilon):
-  """LayerNorm over the last axis: `(x - mean) / sqrt(var + eps) * gamma + b`.
+  """LayerNorm over the last axis.
+
+  `(x - mean) / sqrt(var + epsilon) * gamma + beta`.
 
   Args:
     inputs: float `[..., width]`.
