@@ -1,12 +1,18 @@
 #!/usr/bin/env bash
 # The README's test command: installs runtime and test dependencies into .venv
 # and runs the whole test suite. Extra arguments go to pytest.
+#
+# The suite runs on ELECTRA_TEST_WORKERS pytest-xdist processes (default 2),
+# one test file per process at a time (--dist loadfile, so a module's fixtures
+# are built once). Many tests spend their time waiting on the command-line
+# programs they start, so two processes fill CI's two cores: 1048 s -> 718 s
+# measured on 2 cores. ELECTRA_TEST_WORKERS=0 runs everything in one process.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/_venv.sh
 ensure_venv requirements.txt requirements-test.txt
 set +e
-.venv/bin/python -m pytest "$@"
+.venv/bin/python -m pytest -n "${ELECTRA_TEST_WORKERS:-2}" --dist loadfile "$@"
 rc=$?
 set -e
 if [ "$rc" -eq 5 ]; then
