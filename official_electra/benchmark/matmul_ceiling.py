@@ -85,9 +85,9 @@ def best_seconds(function, args, repeats, calls=1):
   return best
 
 
-def step_matmul_flops_per_second(discriminator, generator, batch_size, seq_len,
-                                 num_slots, mixed_precision, repeats=5):
-  """Total FLOPs / total best time of one step's matmuls.
+def step_matmul_timings(discriminator, generator, batch_size, seq_len,
+                        num_slots, mixed_precision, repeats=5):
+  """Every matmul shape of one training step, each timed alone.
 
   Args:
     discriminator: the discriminator's `EncoderConfig`.
@@ -99,7 +99,10 @@ def step_matmul_flops_per_second(discriminator, generator, batch_size, seq_len,
     repeats: timed runs per shape (the best counts).
 
   Returns:
-    FLOP/s, a float.
+    A list of dicts, the largest share of the step's matmul time first:
+    `product` (`"nn"`, `"nt"` or `"tn"`), `batch`, `m`, `k`, `n` (the product
+    is `[batch, m, k] x [batch, k, n]`), `count` (per step), `seconds` (best
+    time of one product) and `flops` (of one product).
   """
   import tensorflow as tf  # pylint: disable=g-import-not-at-top
   dtype = compute_dtype(mixed_precision)
@@ -108,7 +111,7 @@ def step_matmul_flops_per_second(discriminator, generator, batch_size, seq_len,
       "nt": tf.function(lambda a, b: tf.matmul(a, b, transpose_b=True)),
       "tn": tf.function(lambda a, b: tf.matmul(a, b, transpose_a=True)),
   }
-  total_flops = total_seconds = 0.0
+  timings = []
   shapes = _matmul_shapes(discriminator, generator, batch_size, seq_len,
                           num_slots)
   for (kind, batch, m, k, n), count in shapes.items():
@@ -118,7 +121,22 @@ def step_matmul_flops_per_second(discriminator, generator, batch_size, seq_len,
       left_shape, right_shape = [batch] + left_shape, [batch] + right_shape
     left = tf.cast(tf.random.normal(left_shape), dtype)
     right = tf.cast(tf.random.normal(right_shape), dtype)
-    total_flops += count * 2.0 * batch * m * k * n
-    total_seconds += count * best_seconds(products[kind], (left, right),
-                                          repeats)
-  return total_flops / total_seconds
+    timings.append(dict(
+        product=kind, batch=batch, m=m, k=k, n=n, count=count,
+        seconds=best_seconds(products[kind], (left, right), repeats),
+        flops=2.0 * batch * m * k * n))
+  return sorted(timings, key=lambda t: t["count"] * t["seconds"], reverse=True)
+
+
+def flops_per_second(timings):
+  """Total FLOPs / total time of `step_matmul_timings`' products."""
+  return (sum(t["count"] * t["flops"] for t in timings) /
+          sum(t["count"] * t["seconds"] for t in timings))
+
+
+def step_matmul_flops_per_second(discriminator, generator, batch_size, seq_len,
+                                 num_slots, mixed_precision, repeats=5):
+  """Total FLOPs / total best time of one step's matmuls (as the timings)."""
+  return flops_per_second(step_matmul_timings(
+      discriminator, generator, batch_size, seq_len, num_slots,
+      mixed_precision, repeats))

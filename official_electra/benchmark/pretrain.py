@@ -26,6 +26,8 @@ Training FLOPs are counted by `official_electra.training.flops`. The step's
 own matmuls, each timed alone (`matmul_ceiling`), run below that peak; their
 rate is reported too, and each implementation's achieved rate as a fraction
 of it ("of matmuls"): 100% would be a step with no cost besides its matmuls.
+The ten shapes with the largest share of that matmul time are listed under the
+table (all of them in the JSON's `step_matmuls`), to show where it goes.
 """
 
 import json
@@ -386,13 +388,14 @@ def run(settings, implementations):
   peak = max(peaks)
   # On a GPU most of the step's matmuls take microseconds, less than a call's
   # launch: timed alone they would measure the launches, so no ceiling there.
-  ceiling = None if _on_gpu() else matmul_ceiling.step_matmul_flops_per_second(
+  timings = None if _on_gpu() else matmul_ceiling.step_matmul_timings(
       discriminator_config, generator_config, settings["batch_size"],
       settings["seq_len"], _num_slots(settings["seq_len"]),
       settings["mixed_precision"])
+  ceiling = matmul_ceiling.flops_per_second(timings) if timings else None
   results = {"settings": settings, "flops_per_example": flops_per_example,
              "matmul_peak_flops": peak, "step_matmul_flops": ceiling,
-             "implementations": {}}
+             "step_matmuls": timings, "implementations": {}}
   for kind, (process, connection) in workers.items():
     connection.send(("stop", 0))
     _, (memory, gpu_memory) = connection.recv()
@@ -453,7 +456,30 @@ def format_table(results):
         f"{(f'{fraction:.0%}' if fraction is not None else '-'):>11}"
         f"{entry['peak_memory_mib']:>10.0f}"
         + (f"{gpu_cell:>10}" if on_gpu else ""))
-  return "\n".join(lines)
+  return "\n".join(lines + _matmul_lines(results.get("step_matmuls")))
+
+
+def _matmul_lines(timings, shown=10):
+  """The slowest of the step's matmul shapes, each timed alone."""
+  if not timings:
+    return []
+  total = sum(t["count"] * t["seconds"] for t in timings)
+  lines = ["the step's matmuls, each timed alone, largest share of their "
+           f"{total * 1e3:.0f} ms first:"]
+  for t in timings[:shown]:
+    seconds = t["count"] * t["seconds"]
+    shape = (f"{t['batch']} x " if t["batch"] > 1 else "") + (
+        f"[{t['m']},{t['k']}] x [{t['k']},{t['n']}]")
+    lines.append(
+        f"  {t['product']} {shape:<30} x{t['count']:<3}{seconds * 1e3:>8.1f} ms"
+        f"{seconds / total:>5.0%}{t['flops'] / t['seconds'] / 1e9:>7.0f} "
+        "GFLOP/s")
+  rest = timings[shown:]
+  if rest:
+    seconds = sum(t["count"] * t["seconds"] for t in rest)
+    lines.append(f"  {len(rest)} more shapes: {seconds * 1e3:.1f} ms "
+                 f"({seconds / total:.0%})")
+  return lines
 
 
 def main(argv):

@@ -64,6 +64,11 @@ def test_command_prints_the_table_and_writes_the_json(tmp_path):
   results = json.loads(output.read_text())
   assert list(results["implementations"]) == kinds
   assert results["matmul_peak_flops"] > results["step_matmul_flops"] > 0
+  timings = results["step_matmuls"]
+  assert results["step_matmul_flops"] == pytest.approx(
+      sum(t["count"] * t["flops"] for t in timings) /
+      sum(t["count"] * t["seconds"] for t in timings))
+  assert "the step's matmuls, each timed alone" in completed.stdout
   for kind, entry in results["implementations"].items():
     assert entry["examples_per_second_min"] <= entry["examples_per_second"]
     assert entry["examples_per_second"] <= entry["examples_per_second_max"]
@@ -94,6 +99,30 @@ def test_table_on_a_cpu_has_the_ceiling_and_no_gpu_column():
   assert "matmuls alone 120 GFLOP/s" in table
   assert "GPU MiB" not in table
   assert table.splitlines()[-1].split()[-2:] == ["90%", "3000"]
+
+
+def test_table_lists_the_matmul_shapes_with_the_largest_share_first():
+  results = _results(1.2e11, None)
+  results["step_matmuls"] = [
+      dict(product="nt", batch=128, m=128, k=64, n=128, count=24,
+           seconds=0.004, flops=2.0 * 128 * 128 * 64 * 128),
+      dict(product="nn", batch=1, m=4096, k=256, n=1024, count=12,
+           seconds=0.003, flops=2.0 * 4096 * 256 * 1024)]
+  results["step_matmuls"] += [
+      dict(product="tn", batch=1, m=64, k=4096, n=64, count=1,
+           seconds=0.0002 * (10 - i), flops=2.0 * 64 * 4096 * 64)
+      for i in range(10)]
+  lines = pretrain.format_table(results).splitlines()
+  start = lines.index(next(line for line in lines
+                           if line.startswith("the step's matmuls")))
+  assert "143 ms" in lines[start]  # 96 + 36 + (2 + 1.8 + ... + 0.2) ms.
+  first = lines[start + 1].split()
+  assert first[:5] == ["nt", "128", "x", "[128,64]", "x"]
+  assert first[6:] == ["x24", "96.0", "ms", "67%", "67", "GFLOP/s"]
+  assert lines[start + 2].split()[:4] == ["nn", "[4096,256]", "x",
+                                          "[256,1024]"]
+  assert len(lines) == start + 12  # Ten shapes, then the rest in one line.
+  assert lines[-1] == "  2 more shapes: 0.6 ms (0%)"
 
 
 def test_table_on_a_gpu_has_no_ceiling_and_the_gpu_memory():
