@@ -125,18 +125,15 @@ def step_matmul_timings(discriminator, generator, batch_size, seq_len,
         product=kind, batch=batch, m=m, k=k, n=n, count=count,
         seconds=best_seconds(products[kind], (left, right), repeats),
         flops=2.0 * batch * m * k * n))
-  return sorted(timings, key=lambda t: t["count"] * t["seconds"], reverse=True)
+  return sorted(timings, key=lambda t: seconds_per_step([t]), reverse=True)
+
+
+def seconds_per_step(timings):
+  """Total time of `timings`' products, each as often as a step runs it."""
+  return sum(t["count"] * t["seconds"] for t in timings)
 
 
 def flops_per_second(timings):
   """Total FLOPs / total time of `step_matmul_timings`' products."""
   return (sum(t["count"] * t["flops"] for t in timings) /
-          sum(t["count"] * t["seconds"] for t in timings))
-
-
-def step_matmul_flops_per_second(discriminator, generator, batch_size, seq_len,
-                                 num_slots, mixed_precision, repeats=5):
-  """Total FLOPs / total best time of one step's matmuls (as the timings)."""
-  return flops_per_second(step_matmul_timings(
-      discriminator, generator, batch_size, seq_len, num_slots,
-      mixed_precision, repeats))
+          seconds_per_step(timings))

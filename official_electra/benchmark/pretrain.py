@@ -456,18 +456,18 @@ def format_table(results):
         f"{(f'{fraction:.0%}' if fraction is not None else '-'):>11}"
         f"{entry['peak_memory_mib']:>10.0f}"
         + (f"{gpu_cell:>10}" if on_gpu else ""))
-  return "\n".join(lines + _matmul_lines(results.get("step_matmuls")))
+  return "\n".join(lines + _matmul_lines(results["step_matmuls"]))
 
 
 def _matmul_lines(timings, shown=10):
   """The slowest of the step's matmul shapes, each timed alone."""
   if not timings:
     return []
-  total = sum(t["count"] * t["seconds"] for t in timings)
+  total = matmul_ceiling.seconds_per_step(timings)
   lines = ["the step's matmuls, each timed alone, largest share of their "
            f"{total * 1e3:.0f} ms first:"]
   for t in timings[:shown]:
-    seconds = t["count"] * t["seconds"]
+    seconds = matmul_ceiling.seconds_per_step([t])
     shape = (f"{t['batch']} x " if t["batch"] > 1 else "") + (
         f"[{t['m']},{t['k']}] x [{t['k']},{t['n']}]")
     lines.append(
@@ -476,7 +476,7 @@ def _matmul_lines(timings, shown=10):
         "GFLOP/s")
   rest = timings[shown:]
   if rest:
-    seconds = sum(t["count"] * t["seconds"] for t in rest)
+    seconds = matmul_ceiling.seconds_per_step(rest)
     lines.append(f"  {len(rest)} more shapes: {seconds * 1e3:.1f} ms "
                  f"({seconds / total:.0%})")
   return lines

@@ -31,9 +31,9 @@ def test_rate_is_positive_for_tiny_shapes():
   discriminator = encoder_config.EncoderConfig(
       vocab_size=50, embedding_size=8, hidden_size=16, num_layers=1,
       num_attention_heads=2, intermediate_size=32)
-  rate = matmul_ceiling.step_matmul_flops_per_second(
+  rate = matmul_ceiling.flops_per_second(matmul_ceiling.step_matmul_timings(
       discriminator, discriminator.scaled(0.5), batch_size=2, seq_len=8,
-      num_slots=2, mixed_precision="float32", repeats=1)
+      num_slots=2, mixed_precision="float32", repeats=1))
   assert rate > 0
 
 

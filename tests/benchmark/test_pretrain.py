@@ -91,7 +91,8 @@ def _results(ceiling, gpu_memory):
            "ratio_to_model_garden": None}
   return {"settings": dict(TINY, mixed_precision="float32"),
           "flops_per_example": 9e9, "matmul_peak_flops": 3e11,
-          "step_matmul_flops": ceiling, "implementations": {"ours": entry}}
+          "step_matmul_flops": ceiling, "step_matmuls": None,
+          "implementations": {"ours": entry}}
 
 
 def test_table_on_a_cpu_has_the_ceiling_and_no_gpu_column():
