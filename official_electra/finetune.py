@@ -115,6 +115,34 @@ def _parse_gin(gin_files, gin_params):
                          "names)") from None
 
 
+def resolve_encoder_config(init_checkpoint):
+  """The encoder to fine-tune: the one recorded beside `init_checkpoint`.
+
+  A checkpoint folder that records its architecture (`architecture.json` from
+  pretraining, `encoder_config.json` from a discriminator-only conversion)
+  decides it; `glue_encoder.*` bindings are then only checked against it.
+  Without a recorded architecture (no checkpoint: random initialisation, or a
+  bare checkpoint prefix), the `glue_encoder.*` bindings decide (defaults:
+  ELECTRA-Small).
+
+  Raises:
+    GinConfigError: a `glue_encoder` binding contradicts the checkpoint.
+    checkpoints.CheckpointError: the recorded file is unreadable.
+  """
+  recorded = (checkpoints.recorded_encoder_config(init_checkpoint)
+              if init_checkpoint else None)
+  if recorded is None:
+    return GinEncoderConfig()
+  differences = checkpoints.encoder_config_differences(
+      recorded, gin.get_bindings("glue_encoder"))
+  if differences:
+    raise GinConfigError(
+        f"{init_checkpoint}: glue_encoder bindings contradict the architecture "
+        f"recorded with the checkpoint ({'; '.join(differences)}); remove "
+        "them (fine-tuning takes the architecture from the checkpoint)")
+  return recorded
+
+
 _POSITIVE_INTEGERS = ("batch_size", "eval_batch_size", "max_seq_length",
                       "save_checkpoints_steps", "keep_checkpoint_max")
 _OPTIONAL_POSITIVE_INTEGERS = ("num_train_epochs", "max_train_examples")
@@ -152,7 +180,7 @@ def run(task_flag, glue_dir, init_checkpoint, model_dir, vocab_file, lower_case,
   if not os.path.isdir(glue_dir):
     raise glue.GlueDataError(f"{glue_dir}: no such folder; pass --glue_dir "
                              "pointing at the GLUE download script's output")
-  config = GinEncoderConfig()
+  config = resolve_encoder_config(init_checkpoint)
   hyperparameters = GinHyperparameters()
   _check_hyperparameters(hyperparameters)
   tokenizer = wordpiece_tokenizer.WordpieceTokenizer(
@@ -161,7 +189,7 @@ def run(task_flag, glue_dir, init_checkpoint, model_dir, vocab_file, lower_case,
     raise vocabulary.VocabularyError(
         f"{tokenizer.vocab_file} has {tokenizer.vocab_size} tokens but the "
         f"encoder's vocab_size is {config.vocab_size}: pass the pretrained "
-        "model's vocabulary or set glue_encoder.vocab_size")
+        "model's vocabulary (vocab.txt beside the checkpoint)")
   try:
     os.makedirs(model_dir, exist_ok=True)
   except OSError as error:

@@ -8,7 +8,9 @@
    (`tfrecords_tools.build_vocab`, `tfrecords_tools.build_pretraining_dataset`),
 3. pretrains `gin/tiny.gin` with `official_electra.train` (the loss is
    printed as it falls),
-4. exports the discriminator with `official_electra.export` and prints the
+4. plots the run's curves (total loss, generator MLM accuracy, discriminator
+   AUC against the step) into `<work_dir>/training_curves.png`,
+5. exports the discriminator with `official_electra.export` and prints the
    TF Serving command.
 Each step runs the project's own command line, printed first, so the same
 commands can be reused on real data. Rerunning resumes: finished steps are
@@ -17,6 +19,7 @@ kept (delete --work_dir to start over). About 5 minutes on 2 CPU cores.
 
 import json
 import os
+import statistics
 import subprocess
 import sys
 import time
@@ -24,7 +27,7 @@ import time
 from absl import app
 from absl import flags
 
-from official_electra.training import callbacks
+from official_electra.experiments import training_curves
 from tfrecords_tools import sample_corpus
 
 flags.DEFINE_string("work_dir", os.path.join("runs", "quickstart"),
@@ -34,6 +37,8 @@ flags.DEFINE_integer("vocab_size", 4000, "Largest vocabulary size.")
 flags.DEFINE_integer("max_seq_length", 64, "Tokens per example.")
 flags.DEFINE_integer("train_steps", 2000, "Pretraining steps.")
 
+# The final discriminator metrics are the mean of this many log records.
+_FINAL_RECORDS = 10
 _REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
@@ -59,20 +64,26 @@ def _next_version_dir(parent):
   return os.path.join(parent, str(max(versions, default=0) + 1))
 
 
-def _loss_summary(model_dir):
-  with open(os.path.join(model_dir, callbacks.METRICS_LOG_FILE),
-            encoding="utf-8") as log_file:
-    records = [json.loads(line) for line in log_file]
+def _run_summary(model_dir):
+  """The losses' fall, and the discriminator's final metrics (mean of the
+  last `_FINAL_RECORDS` log records: one record is a few batches)."""
+  records = training_curves.read_metrics_log(model_dir)
   first, last = records[0], records[-1]
+  final = {name: statistics.fmean(record[name] for record in
+                                  records[-_FINAL_RECORDS:])
+           for name in ("disc_auc", "disc_precision", "disc_recall")}
   return (f"loss {first['loss']:.2f} at step {first['step']} -> "
           f"{last['loss']:.2f} at step {last['step']} (generator MLM "
           f"{first['masked_lm_loss']:.2f} -> {last['masked_lm_loss']:.2f}, "
-          f"discriminator {first['disc_loss']:.3f} -> {last['disc_loss']:.3f})")
+          f"discriminator {first['disc_loss']:.3f} -> {last['disc_loss']:.3f})"
+          f"\ndiscriminator over the last {_FINAL_RECORDS} log records: AUC "
+          f"{final['disc_auc']:.3f}, precision {final['disc_precision']:.3f}, "
+          f"recall {final['disc_recall']:.3f}")
 
 
 def run_quickstart(work_dir, corpus_bytes, vocab_size, max_seq_length,
                    train_steps):
-  """Runs the four steps; returns the export folder."""
+  """Runs the five steps; returns the export folder."""
   started = time.monotonic()
   work_dir = os.path.abspath(work_dir)
   os.makedirs(work_dir, exist_ok=True)
@@ -101,7 +112,10 @@ def run_quickstart(work_dir, corpus_bytes, vocab_size, max_seq_length,
        f"--gin_bindings=run_pretraining.max_seq_length={max_seq_length}",
        f"--gin_bindings=run_pretraining.num_train_steps={train_steps}",
        "--noprogress_bar")
-  print(_loss_summary(model_dir), flush=True)
+  print(_run_summary(model_dir), flush=True)
+  curves = training_curves.write_training_curves(
+      model_dir, os.path.join(work_dir, training_curves.FIGURE_FILE))
+  print(f"training curves: {curves}", flush=True)
   export_dir = _next_version_dir(os.path.join(work_dir, "export"))
   _run("export for TF Serving", "official_electra.export",
        f"--model_dir={model_dir}", f"--export_dir={export_dir}")

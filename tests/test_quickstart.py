@@ -26,4 +26,11 @@ def test_quickstart_builds_data_trains_and_exports(tmp_path):
   assert last_loss < first_loss, summary
   assert (work_dir / "model" / "ckpt-30.index").exists()
   assert (work_dir / "export" / "1" / "saved_model.pb").exists()
+  assert f"training curves: {work_dir / 'training_curves.png'}" in (
+      result.stdout)
+  assert (work_dir / "training_curves.png").read_bytes().startswith(
+      b"\x89PNG")
+  final = next(line for line in result.stdout.splitlines()
+               if line.startswith("discriminator over the last 10 log "))
+  assert "AUC 0." in final and "precision " in final and "recall " in final
   assert "tensorflow/serving" in result.stdout

@@ -62,9 +62,19 @@ def count_words(input_patterns: str, lower_case: bool) -> collections.Counter:
       {word.decode("utf-8"): count for word, count in counts.items()})
 
 
+# tensorflow-text's default: the learner reads at most this many distinct
+# words, the most frequent ones.
+DEFAULT_MAX_WORDS = 5_000_000
+
+
 def build_vocab(input_patterns: str, output: str, vocab_size: int,
-                lower_case: bool) -> list[str]:
+                lower_case: bool,
+                max_words: int = DEFAULT_MAX_WORDS) -> list[str]:
   """Learns and writes a vocabulary; returns its tokens.
+
+  `max_words` bounds the distinct words the learner reads (the most frequent
+  ones): its time grows with them, and a large corpus's rarest words (hapaxes,
+  markup) change the vocabulary little.
 
   Raises:
     BuildError: no words in the corpus, too small a vocab_size or an output
@@ -83,7 +93,8 @@ def build_vocab(input_patterns: str, output: str, vocab_size: int,
     raise BuildError(f"--input={input_patterns!r} holds no words: point it at "
                      "UTF-8 text files")
   tokens = wordpiece_tokenizer_learner_lib.learn(
-      list(word_counts.items()), vocab_size, special_tokens)
+      list(word_counts.items()), vocab_size, special_tokens,
+      max_input_tokens=max_words)
   temporary_path = output + ".tmp"
   with open(temporary_path, "w", encoding="utf-8") as vocab_file:
     vocab_file.write("".join(token + "\n" for token in tokens))
@@ -101,6 +112,9 @@ def define_flags() -> None:
   flags.DEFINE_integer("vocab_size", 30522, "The largest vocabulary size.")
   flags.DEFINE_bool("lower_case", True, "Lower-case and strip accents "
                     "(an uncased vocabulary).")
+  flags.DEFINE_integer("max_words", DEFAULT_MAX_WORDS, "Distinct words the "
+                       "learner reads (the most frequent); lower it to learn "
+                       "faster from a large corpus.", lower_bound=1)
   flags.DEFINE_bool("verbose", False, "Show tracebacks of errors.")
   flags.mark_flags_as_required(["input", "output"])
 
@@ -109,7 +123,7 @@ def main(argv) -> None:
   del argv  # Unused.
   try:
     tokens = build_vocab(FLAGS.input, FLAGS.output, FLAGS.vocab_size,
-                         FLAGS.lower_case)
+                         FLAGS.lower_case, FLAGS.max_words)
   except (BuildError, vocabulary_lib.VocabularyError) as error:
     if FLAGS.verbose:
       raise

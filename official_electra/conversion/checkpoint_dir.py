@@ -26,7 +26,7 @@ from official_electra.modeling import checkpoints
 from official_electra.modeling import encoder_config as encoder_config_lib
 from official_electra.training import architecture as architecture_lib
 
-DISCRIMINATOR_CONFIG_FILE = "encoder_config.json"
+DISCRIMINATOR_CONFIG_FILE = checkpoints.ENCODER_CONFIG_FILE
 GENERATOR_CONFIG_FILE = "generator_config.json"
 VOCAB_FILE = "vocab.txt"
 # Settings of architecture.json that are not weights: the paper's masking

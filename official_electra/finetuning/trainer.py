@@ -104,8 +104,9 @@ class EncodedTask:
 
 
 def encode_task(task: tasks.GlueTask, glue_dir: str, tokenizer,
-                hyperparameters: FinetuneHyperparameters) -> EncodedTask:
-  """Reads a task's train, dev and test files and packs them.
+                hyperparameters: FinetuneHyperparameters,
+                with_test: bool = True) -> EncodedTask:
+  """Reads a task's train, dev and (if `with_test`) test files and packs them.
 
   Test files that are absent are skipped (with a warning); train and dev files
   are required. Raises glue.GlueDataError for missing or malformed files, and
@@ -131,7 +132,7 @@ def encode_task(task: tasks.GlueTask, glue_dir: str, tokenizer,
     dev_sets[split] = (inputs.encode_examples(examples, tokenizer, max_seq_length),
                        task.encode_labels(examples))
   test_sets = {}
-  for split in task.test_splits:
+  for split in task.test_splits if with_test else ():
     if not os.path.isfile(glue.split_path(glue_dir, task.name, split)):
       logging.warning("%s: no %s split, so no submission file for it",
                       task.name, split)
@@ -315,8 +316,11 @@ def finetune_seed(encoded: EncodedTask, encoder_config, init_checkpoint,
 def finetune_task(task_name: str, glue_dir: str, tokenizer, encoder_config,
                   init_checkpoint: Optional[str],
                   hyperparameters: FinetuneHyperparameters, num_seeds: int,
-                  model_dir: str) -> dict:
+                  model_dir: str, with_test: bool = True) -> dict:
   """Fine-tunes `num_seeds` times on one task and summarises the seeds.
+
+  `with_test=False` skips the test splits (no submission files), for studies
+  that read the dev scores only.
 
   A seed whose `eval_results.json` already exists is not rerun; an
   interrupted seed resumes from its latest training checkpoint. Test predictions of the seed with
@@ -339,7 +343,8 @@ def finetune_task(task_name: str, glue_dir: str, tokenizer, encoder_config,
                    results_path)
       continue
     if encoded is None:
-      encoded = encode_task(task, glue_dir, tokenizer, hyperparameters)
+      encoded = encode_task(task, glue_dir, tokenizer, hyperparameters,
+                            with_test)
     seed_metrics[seed] = finetune_seed(encoded, encoder_config, init_checkpoint,
                                        hyperparameters, tokenizer, seed, run_dir)
   summary = outputs.summarize_seeds(seed_metrics, task.score_key)

@@ -6,9 +6,18 @@ Pretraining checkpoints (written by `official_electra.train` and by
 at `model/generator_network`, and the shared embedding block is stored once.
 """
 
+import json
 import os
 
 import tensorflow as tf
+
+from official_electra.modeling import encoder_config as encoder_config_lib
+
+# Beside a checkpoint, what it was built as: `architecture.json` (pretraining
+# and two-tower imports; the discriminator's `EncoderConfig` under "encoder")
+# or `encoder_config.json` (a discriminator-only import).
+ARCHITECTURE_FILE = "architecture.json"
+ENCODER_CONFIG_FILE = "encoder_config.json"
 
 
 class CheckpointError(ValueError):
@@ -71,6 +80,47 @@ def restore_discriminator(encoder, path):
         "ELECTRA pretraining checkpoint of the same architecture") from None
   status.expect_partial()
   return prefix
+
+
+def recorded_encoder_config(path):
+  """The discriminator's `EncoderConfig` recorded beside a checkpoint, or None.
+
+  Reads `architecture.json` (written by pretraining and by a two-tower
+  conversion) or else `encoder_config.json` (a discriminator-only conversion)
+  in the checkpoint's folder.
+
+  Args:
+    path: A model directory or a checkpoint prefix.
+
+  Returns:
+    An `EncoderConfig`, or None when the folder records none.
+
+  Raises:
+    CheckpointError: when the recorded file is unreadable.
+  """
+  folder = path if tf.io.gfile.isdir(path) else os.path.dirname(path)
+  for file_name, key in ((ARCHITECTURE_FILE, "encoder"),
+                         (ENCODER_CONFIG_FILE, None)):
+    config_path = os.path.join(folder, file_name)
+    if not tf.io.gfile.exists(config_path):
+      continue
+    try:
+      with tf.io.gfile.GFile(config_path) as config_file:
+        values = json.load(config_file)
+      return encoder_config_lib.EncoderConfig.from_dict(
+          values[key] if key else values)
+    except (ValueError, TypeError, KeyError) as error:
+      raise CheckpointError(
+          f"{config_path}: unreadable ({first_line(error)}); restore it from "
+          "the run that wrote the checkpoint") from None
+  return None
+
+
+def encoder_config_differences(recorded, bindings):
+  """`["field: checkpoint X, gin Y", ...]` for each binding that differs."""
+  return [f"{name}: checkpoint {getattr(recorded, name)!r}, gin {value!r}"
+          for name, value in sorted(bindings.items())
+          if getattr(recorded, name, value) != value]
 
 
 def first_line(error):

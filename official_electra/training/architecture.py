@@ -12,11 +12,12 @@ import json
 import os
 from typing import Optional
 
+from official_electra.modeling import checkpoints
 from official_electra.modeling import encoder_config as encoder_config_lib
 from official_electra.modeling.layers import dynamic_masking
 from official_electra.modeling.models import electra_pretrainer
 
-ARCHITECTURE_FILE = "architecture.json"
+ARCHITECTURE_FILE = checkpoints.ARCHITECTURE_FILE
 
 
 class ArchitectureMismatchError(ValueError):

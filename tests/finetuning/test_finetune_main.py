@@ -213,3 +213,58 @@ def test_hyperparameter_of_wrong_type_or_range_is_a_gin_error(
     finetune.run("SST-2", str(tiny_glue_dir), None, str(tmp_path / "run"),
                  str(tiny_vocab_file), True, 1)
   assert not (tmp_path / "run").exists()
+
+
+@pytest.fixture
+def tiny_pretraining_dir(tmp_path):
+  """A pretraining model_dir of the tiny model (not ELECTRA-Small)."""
+  from tests.training import tiny_pretraining  # pylint: disable=import-outside-toplevel
+  data = tiny_pretraining.build_data(tmp_path)
+  model_dir = tmp_path / "pretrained"
+  tiny_pretraining.train(model_dir, data, num_train_steps=2)
+  return model_dir
+
+
+def _finetune_command(tmp_path, glue_dir, init_checkpoint, *gin_params):
+  return [sys.executable, "-m", "official_electra.finetune", "--task=SST-2",
+          f"--glue_dir={glue_dir}", f"--init_checkpoint={init_checkpoint}",
+          f"--model_dir={tmp_path / 'glue'}", "--gin_file=gin/glue/small.gin",
+          "--gin_param=glue_hyperparameters.max_seq_length=16",
+          "--gin_param=glue_hyperparameters.num_train_epochs=1",
+          *[f"--gin_param={param}" for param in gin_params]]
+
+
+def test_small_gin_fine_tunes_any_size_with_the_checkpoints_architecture(
+    tmp_path, tiny_glue_dir, tiny_pretraining_dir):
+  completed = subprocess.run(
+      _finetune_command(tmp_path, tiny_glue_dir, tiny_pretraining_dir),
+      cwd=_REPO_ROOT, capture_output=True, text=True,
+      env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"))
+  assert completed.returncode == 0, completed.stderr[-3000:]
+  assert "SST-2: accuracy=" in completed.stdout
+  recorded = json.loads((tmp_path / "glue" / "SST-2" / "seed_0" /
+                         "finetuned_model.json").read_text())["encoder_config"]
+  architecture = json.loads(
+      (tiny_pretraining_dir / "architecture.json").read_text())["encoder"]
+  assert recorded == architecture
+  assert recorded["hidden_size"] == 32
+
+
+def test_a_binding_that_contradicts_the_checkpoint_lists_the_differences(
+    tmp_path, tiny_glue_dir, tiny_pretraining_dir):
+  completed = subprocess.run(
+      _finetune_command(tmp_path, tiny_glue_dir, tiny_pretraining_dir,
+                        "glue_encoder.hidden_size=256",
+                        "glue_encoder.num_layers=12",
+                        "glue_encoder.dropout_rate=0.1"),
+      cwd=_REPO_ROOT, capture_output=True, text=True,
+      env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"))
+  lines = [line for line in completed.stderr.splitlines() if line.strip()]
+  assert completed.returncode == 1
+  assert "Traceback" not in completed.stderr
+  assert lines[-1].startswith(f"error: {tiny_pretraining_dir}: glue_encoder "
+                              "bindings contradict the architecture")
+  assert ("hidden_size: checkpoint 32, gin 256; num_layers: checkpoint 2, "
+          "gin 12)") in lines[-1]
+  assert "dropout_rate" not in lines[-1]  # It agrees with the checkpoint.
+  assert "remove them" in lines[-1]

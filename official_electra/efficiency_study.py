@@ -1,0 +1,162 @@
+"""The compute-matched efficiency study: GLUE dev score against pretraining FLOPs.
+
+    python -m official_electra.efficiency_study \
+      --gin_file=gin/experiments/cpu_efficiency.gin \
+      --corpus='../shared/data/corpus/*.gz' --glue_dir=../shared/data/glue \
+      --tasks=CoLA,SST-2,MRPC --output_dir=runs/study [--variants=electra,mlm]
+
+Builds the vocabulary and records from `--corpus` (or reuses them), pretrains
+the same discriminator once per variant to the same training FLOPs, keeping a
+checkpoint at each fraction of the budget, fine-tunes each kept checkpoint and
+a random initialisation on every task with several seeds, and writes
+`results.json`, `results.md` and `results.png` in `--output_dir`. Rerunning
+the command continues where it stopped. On SIGTERM the running piece saves a
+checkpoint and the program exits with status 75 (rerun to continue).
+
+Variants: `electra`, `mlm`, `electra_15`, `replace_mlm`, `all_tokens_mlm`,
+`uniform_generator`, and any that the gin file adds to
+`efficiency_study.variants`. See docs/experiments.md.
+"""
+
+import os
+import sys
+
+from absl import app
+from absl import flags
+import gin
+
+from official_electra.data import dataset_info
+from official_electra.data import glue
+from official_electra.data import pretraining_dataloader
+from official_electra.experiments import efficiency_study
+from official_electra.experiments import study_plan
+from official_electra.finetuning import resumable_training
+from official_electra.finetuning import trainer
+from official_electra.modeling import checkpoints
+from official_electra.modeling import encoder_config
+from official_electra.tokenization import vocabulary
+from official_electra.training import architecture
+from official_electra.training import callbacks
+from official_electra.training import pretraining_run
+from official_electra.training import strategies
+from tfrecords_tools import build_pretraining_dataset
+from tfrecords_tools import build_vocab
+
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DEFAULT_GIN_FILE = os.path.join("gin", "experiments", "cpu_efficiency.gin")
+# Exit status after SIGTERM, as fine-tuning's: saved, not done; rerun.
+PREEMPTED_EXIT_STATUS = 75
+
+flags.DEFINE_multi_string("gin_file", None, "Gin files, relative to the "
+                          "current folder or the repository; default "
+                          f"{DEFAULT_GIN_FILE}.")
+flags.DEFINE_multi_string("gin_bindings", None, "Gin bindings, e.g. "
+                          "efficiency_study.budget_flops=1e15.")
+flags.DEFINE_string("corpus", None, "Comma-separated globs of the pretraining "
+                    "corpus (text, .gz, .bz2 or JSON Lines).")
+flags.DEFINE_string("vocab_file", None, "Use this WordPiece vocabulary instead "
+                    "of learning one from --corpus.")
+flags.DEFINE_string("glue_dir", None, "GLUE data folder (one sub-folder per "
+                    "task).")
+flags.DEFINE_list("tasks", ["CoLA", "SST-2", "MRPC"], "GLUE tasks to score.")
+flags.DEFINE_list("variants", ["electra", "mlm"], "Pretraining variants to "
+                  "compare (see efficiency_study.variants).")
+flags.DEFINE_string("output_dir", None, "Study folder (resumes).")
+flags.DEFINE_enum("strategy", "auto", strategies.STRATEGIES,
+                  "Distribution strategy of pretraining.")
+flags.DEFINE_bool("verbose", False, "Show tracebacks of errors.")
+
+GinEncoderConfig = gin.external_configurable(encoder_config.EncoderConfig,
+                                             "study_encoder")
+GinFinetuning = gin.external_configurable(trainer.FinetuneHyperparameters,
+                                          "study_finetuning")
+
+
+@gin.configurable("efficiency_study")
+def study_settings(pretraining=gin.REQUIRED, budget_flops=gin.REQUIRED,
+                   variants=None, checkpoint_fractions=(0.25, 0.5, 1.0),
+                   warmup_proportion=0.1, num_seeds=3, vocab_size=8192,
+                   vocab_max_words=build_vocab.DEFAULT_MAX_WORDS,
+                   lower_case=True, num_shards=8):
+  """The gin root of the study (see `efficiency_study.StudySettings`).
+
+  `variants` adds to (or replaces by name) `study_plan.DEFAULT_VARIANTS`.
+  """
+  all_variants = dict(study_plan.DEFAULT_VARIANTS)
+  all_variants.update(variants or {})
+  return efficiency_study.StudySettings(
+      encoder=GinEncoderConfig(), pretraining=dict(pretraining),
+      variants=all_variants, budget_flops=float(budget_flops),
+      checkpoint_fractions=tuple(checkpoint_fractions),
+      warmup_proportion=warmup_proportion, finetuning=GinFinetuning(),
+      num_seeds=num_seeds, vocab_size=vocab_size,
+      vocab_max_words=vocab_max_words, lower_case=lower_case,
+      num_shards=num_shards)
+
+
+class GinConfigError(ValueError):
+  """A gin file is missing or a binding does not parse."""
+
+
+_USER_ERRORS = (
+    GinConfigError, study_plan.StudyConfigError, strategies.StrategyError,
+    pretraining_run.TrainingConfigError, architecture.ArchitectureMismatchError,
+    checkpoints.CheckpointError, callbacks.TrainingDivergedError,
+    vocabulary.VocabularyError, pretraining_dataloader.PretrainingDataError,
+    dataset_info.DatasetInfoError, build_pretraining_dataset.BuildError,
+    glue.GlueDataError)
+
+
+def _parse_gin(gin_files, gin_bindings):
+  resolved = []
+  for gin_file in gin_files or [DEFAULT_GIN_FILE]:
+    if not os.path.isfile(gin_file) and os.path.isfile(
+        os.path.join(REPO_ROOT, gin_file)):
+      gin_file = os.path.join(REPO_ROOT, gin_file)
+    if not os.path.isfile(gin_file):
+      raise GinConfigError(f"{gin_file}: no such gin file; see "
+                           f"{DEFAULT_GIN_FILE}")
+    resolved.append(gin_file)
+  gin.add_config_file_search_path(REPO_ROOT)
+  try:
+    gin.parse_config_files_and_bindings(resolved, gin_bindings)
+  except (ValueError, KeyError, SyntaxError, IOError) as error:
+    first_line = str(error).strip().splitlines()[0]
+    raise GinConfigError(
+        f"gin config {', '.join(resolved)}: {first_line}; fix the name or "
+        "value (the parameters are those of efficiency_study, study_encoder "
+        "and study_finetuning)") from None
+
+
+def main(argv):
+  del argv
+  try:
+    _parse_gin(flags.FLAGS.gin_file, flags.FLAGS.gin_bindings)
+    missing = [name for name in ("corpus", "glue_dir", "output_dir")
+               if not getattr(flags.FLAGS, name)]
+    if missing:
+      raise GinConfigError(f"no {', '.join(missing)}: pass --"
+                           f"{' --'.join(missing)}")
+    if not os.path.isdir(flags.FLAGS.glue_dir):
+      raise glue.GlueDataError(f"{flags.FLAGS.glue_dir}: no such folder; pass "
+                               "--glue_dir pointing at the GLUE data")
+    efficiency_study.run_study(
+        flags.FLAGS.output_dir, flags.FLAGS.corpus, flags.FLAGS.glue_dir,
+        flags.FLAGS.tasks, flags.FLAGS.variants, study_settings(),
+        strategies.create_strategy(flags.FLAGS.strategy),
+        vocab_file=flags.FLAGS.vocab_file,
+        log=lambda line: print(line, flush=True))
+  except _USER_ERRORS as error:
+    if flags.FLAGS.verbose:
+      raise
+    print(f"error: {str(error).strip().splitlines()[0]}", file=sys.stderr)
+    sys.exit(1)
+  except (efficiency_study.StudyPreempted,
+          resumable_training.TrainingPreempted) as preempted:
+    print(f"preempted: {preempted}; rerun the same command to continue",
+          file=sys.stderr)
+    sys.exit(PREEMPTED_EXIT_STATUS)
+
+
+if __name__ == "__main__":
+  app.run(main)

@@ -1,0 +1,380 @@
+"""The compute-matched efficiency study: pretrain each variant, fine-tune, compare.
+
+The paper's central figure in miniature (Clark et al., 2020, Figures 1, 3 and
+4): GLUE dev score against pretraining FLOPs, one line per pretraining variant,
+a randomly initialised encoder at zero FLOPs. One call:
+
+1. builds (or reuses) the vocabulary and the pretraining records from a corpus;
+2. pretrains the same discriminator once per variant to the same training
+   FLOPs (`study_plan`), keeping a checkpoint at each fraction of the budget;
+3. fine-tunes every kept checkpoint and a random initialisation on each task
+   with several seeds (the median over seeds is the score);
+4. writes `results.json`, `results.md` and `results.png` (`study_report`).
+
+Layout of `output_dir`:
+
+    vocab.txt, data/                 the corpus's vocabulary and records
+    pretrain/<variant>/              a pretraining model_dir (resumable)
+        kept/step_<N>/               the checkpoint at one fraction, with its
+                                     architecture.json, vocab.txt and the
+                                     pretraining metrics at that step
+    finetune/<encoder>/<TASK>/seed_<s>/   fine-tuning runs (resumable)
+    results.json, results.md, results.png
+
+Rerunning continues where a run stopped: finished pretraining segments and
+fine-tuning seeds are not redone; an interrupted one resumes from its latest
+checkpoint. Results are rewritten after every task, so a stopped study leaves
+what it has measured.
+"""
+
+import dataclasses
+import os
+import statistics
+import time
+from typing import Callable, Optional, Sequence
+
+import tensorflow as tf
+
+from official_electra.experiments import study_plan
+from official_electra.experiments import study_report
+from official_electra.experiments import training_curves
+from official_electra.finetuning import outputs
+from official_electra.finetuning import tasks as tasks_lib
+from official_electra.finetuning import trainer
+from official_electra.modeling import checkpoints
+from official_electra.tokenization import wordpiece_tokenizer
+from official_electra.training import pretraining_run
+from tfrecords_tools import build_pretraining_dataset
+from tfrecords_tools import build_vocab
+
+KEPT_DIR = "kept"
+PRETRAINING_METRICS_FILE = "pretraining_metrics.json"
+RANDOM_INIT = study_report.RANDOM_INIT
+# Pretraining metrics at a kept step: the mean of this many last log records.
+_METRIC_RECORDS = 10
+
+
+class StudyPreempted(Exception):
+  """A SIGTERM stopped the study after a checkpoint; rerun to continue."""
+
+
+@dataclasses.dataclass(frozen=True)
+class StudySettings:
+  """Everything the study trains and measures, but the paths.
+
+  Attributes:
+    encoder: the discriminator's `EncoderConfig` (its `vocab_size` is replaced
+      by the vocabulary's).
+    pretraining: `run_pretraining` settings shared by every variant
+      (`train_batch_size`, `max_seq_length`, `learning_rate`, ...).
+    variants: `{name: settings}` the study may run (`study_plan`).
+    budget_flops: training FLOPs of each pretraining run.
+    checkpoint_fractions: fractions of the budget kept for fine-tuning.
+    warmup_proportion: fraction of each run's steps of warm-up.
+    finetuning: the `FinetuneHyperparameters` of every fine-tuning run.
+    num_seeds: fine-tuning seeds per encoder and task.
+    vocab_size: largest size of a vocabulary built from the corpus.
+    vocab_max_words: distinct words (the most frequent) the vocabulary
+      learner reads (`build_vocab.build_vocab`'s `max_words`).
+    lower_case: lower-case and strip accents.
+    num_shards: record files of the built dataset.
+  """
+  encoder: object
+  pretraining: dict
+  variants: dict
+  budget_flops: float
+  checkpoint_fractions: tuple = (0.25, 0.5, 1.0)
+  warmup_proportion: float = 0.1
+  finetuning: trainer.FinetuneHyperparameters = (
+      trainer.FinetuneHyperparameters())
+  num_seeds: int = 3
+  vocab_size: int = 8192
+  vocab_max_words: int = build_vocab.DEFAULT_MAX_WORDS
+  lower_case: bool = True
+  num_shards: int = 8
+
+
+def prepare_data(corpus, output_dir, settings, vocab_file=None, log=print):
+  """Builds (or reuses) the vocabulary and records; returns their paths.
+
+  The dataset build recognises a finished dataset of the same inputs and flags
+  (`dataset_info.json`) and returns it without rereading the corpus.
+  """
+  if vocab_file is None:
+    vocab_file = os.path.join(output_dir, "vocab.txt")
+    if not tf.io.gfile.exists(vocab_file):
+      log(f"vocabulary: learning up to {settings.vocab_size} WordPiece tokens "
+          f"from {corpus}")
+      build_vocab.build_vocab(corpus, vocab_file + ".tmp", settings.vocab_size,
+                              settings.lower_case, settings.vocab_max_words)
+      tf.io.gfile.rename(vocab_file + ".tmp", vocab_file, overwrite=True)
+  data_dir = os.path.join(output_dir, "data")
+  log(f"records: {corpus} -> {data_dir}")
+  build_pretraining_dataset.build_pretraining_dataset(
+      corpus, vocab_file, data_dir,
+      max_seq_length=settings.pretraining["max_seq_length"],
+      lower_case=settings.lower_case, num_shards=settings.num_shards,
+      num_workers=min(2, os.cpu_count() or 1))
+  return vocab_file, data_dir
+
+
+def _vocab_size(vocab_file):
+  with tf.io.gfile.GFile(vocab_file) as vocab:
+    return sum(1 for _ in vocab)
+
+
+def _pretraining_metrics_at(model_dir, step):
+  """Mean of the last logged metrics up to `step`."""
+  records = [record for record in training_curves.read_metrics_log(model_dir)
+             if record["step"] <= step][-_METRIC_RECORDS:]
+  names = [name for name in records[-1] if name not in (
+      "step", "learning_rate", "examples_per_second", "tokens_per_second",
+      "train_flops")]
+  return {name: statistics.fmean(record[name] for record in records
+                                 if name in record) for name in names}
+
+
+def _keep_checkpoint(model_dir, step, metrics):
+  """Copies `ckpt-<step>` and what describes it into `kept/step_<step>/`."""
+  kept_dir = os.path.join(model_dir, KEPT_DIR, f"step_{step}")
+  staging = kept_dir + ".tmp"
+  if tf.io.gfile.exists(staging):
+    tf.io.gfile.rmtree(staging)
+  tf.io.gfile.makedirs(staging)
+  prefix = f"ckpt-{step}"
+  names = [os.path.basename(path) for path in
+           tf.io.gfile.glob(os.path.join(model_dir, prefix + ".*"))]
+  names += [checkpoints.ARCHITECTURE_FILE, pretraining_run.VOCAB_FILE]
+  for name in names:
+    tf.io.gfile.copy(os.path.join(model_dir, name),
+                     os.path.join(staging, name), overwrite=True)
+  tf.compat.v1.train.update_checkpoint_state(staging, prefix)
+  outputs.write_json(os.path.join(staging, PRETRAINING_METRICS_FILE),
+                     {"step": step, **metrics})
+  tf.io.gfile.rename(staging, kept_dir)
+  return kept_dir
+
+
+class _Progress:
+  """One line per finished piece of work, with an ETA for the whole study.
+
+  Pretraining time is extrapolated per FLOP of pretraining left, fine-tuning
+  time per run left, each from what this process has measured so far.
+  """
+
+  def __init__(self, pretraining_flops_left, finetuning_runs_left, log):
+    self._pretraining_flops_left = pretraining_flops_left
+    self._finetuning_runs_left = finetuning_runs_left
+    self._seconds_per_flop = None
+    self._seconds_per_run = None
+    self._started = time.monotonic()
+    self._log = log
+
+  def pretrained(self, train_flops, seconds, what):
+    self._pretraining_flops_left -= train_flops
+    if train_flops:
+      self._seconds_per_flop = seconds / train_flops
+    self._report(what)
+
+  def finetuned(self, runs, seconds, what):
+    self._finetuning_runs_left -= runs
+    if runs:
+      self._seconds_per_run = seconds / runs
+    self._report(what)
+
+  def _report(self, what):
+    elapsed = time.monotonic() - self._started
+    pending = []
+    left = 0.0
+    if self._pretraining_flops_left > 0:
+      if self._seconds_per_flop is None:
+        pending.append("pretraining")
+      else:
+        left += self._pretraining_flops_left * self._seconds_per_flop
+    if self._finetuning_runs_left > 0:
+      if self._seconds_per_run is None:
+        pending.append("fine-tuning")
+      else:
+        left += self._finetuning_runs_left * self._seconds_per_run
+    eta = f"ETA {_minutes(left)}" + (
+        f" + {' and '.join(pending)} (not timed yet)" if pending else "")
+    self._log(f"[study] {what} | {self._finetuning_runs_left} fine-tuning "
+              f"runs left | elapsed {_minutes(elapsed)}, {eta}")
+
+
+def _minutes(seconds):
+  return f"{seconds / 60:.1f} min"
+
+
+def _pretrain(plan, model_dir, data_dir, vocab_file, encoder, strategy,
+              progress):
+  """Runs one variant to each kept step; returns `[(step, kept_dir)]`.
+
+  Raises:
+    StudyPreempted: on SIGTERM, after pretraining's own checkpoint.
+  """
+  kept = []
+  for step in plan.checkpoint_steps:
+    kept_dir = os.path.join(model_dir, KEPT_DIR, f"step_{step}")
+    if not tf.io.gfile.exists(kept_dir):
+      started = time.monotonic()
+      first_step = _latest_step(model_dir)
+      result = pretraining_run.run_pretraining(
+          model_dir=model_dir, train_data=data_dir, vocab_file=vocab_file,
+          encoder=encoder, strategy=strategy,
+          num_train_steps=plan.num_train_steps, stop_after_steps=step,
+          progress_bar=False, **plan.settings)
+      if result["preempted"]:
+        raise StudyPreempted(f"pretraining {plan.name} stopped at step "
+                             f"{result['step']} (checkpoint saved)")
+      _keep_checkpoint(model_dir, step,
+                       _pretraining_metrics_at(model_dir, step))
+      progress.pretrained(plan.train_flops_at(step - first_step),
+                          time.monotonic() - started,
+                          f"pretrained {plan.name} to step {step} of "
+                          f"{plan.num_train_steps}")
+    kept.append((step, kept_dir))
+  return kept
+
+
+def _latest_step(model_dir):
+  latest = tf.train.latest_checkpoint(model_dir)
+  return int(latest.rsplit("-", 1)[1]) if latest else 0
+
+
+def _pretraining_flops_left(plan, model_dir):
+  """FLOPs of the steps not yet trained towards the kept steps still missing."""
+  done = _latest_step(model_dir)
+  left = 0
+  for previous, step in zip((0,) + plan.checkpoint_steps[:-1],
+                            plan.checkpoint_steps):
+    if not tf.io.gfile.exists(os.path.join(model_dir, KEPT_DIR,
+                                           f"step_{step}")):
+      left += plan.train_flops_at(max(0, step - max(previous, done)))
+  return left
+
+
+def _finetuning_runs_left(finetune_dir, encoder_ids, task_names, num_seeds):
+  return sum(
+      not tf.io.gfile.exists(os.path.join(
+          finetune_dir, encoder_id, task, f"seed_{seed}",
+          outputs.EVAL_RESULTS_FILE))
+      for encoder_id in encoder_ids for task in task_names
+      for seed in range(num_seeds))
+
+
+def run_study(output_dir: str, corpus: str, glue_dir: str,
+              task_names: Sequence[str], variant_names: Sequence[str],
+              settings: StudySettings, strategy,
+              vocab_file: Optional[str] = None,
+              log: Callable[[str], None] = print) -> dict:
+  """Runs (or continues) the study; returns what `results.json` holds.
+
+  Raises:
+    StudyConfigError, StudyPreempted, and the user errors of the data tools,
+    pretraining and fine-tuning.
+  """
+  started = time.monotonic()
+  task_names = [tasks_lib.get_task(name).name for name in task_names]
+
+  def plan(vocab_size):
+    encoder = dataclasses.replace(settings.encoder, vocab_size=vocab_size)
+    return encoder, study_plan.plan_pretraining(
+        variant_names, settings.variants, settings.pretraining, encoder,
+        settings.budget_flops, settings.checkpoint_fractions,
+        settings.warmup_proportion)
+
+  # Settings that cannot work fail now, not after the data is built.
+  plan(_vocab_size(vocab_file) if vocab_file else settings.vocab_size)
+  tf.io.gfile.makedirs(output_dir)
+  vocab_file, data_dir = prepare_data(corpus, output_dir, settings, vocab_file,
+                                      log)
+  encoder, plans = plan(_vocab_size(vocab_file))
+  for plan in plans:
+    log(f"[study] {plan.name}: {plan.num_train_steps} steps of "
+        f"{plan.train_flops_per_step:.3g} FLOPs, checkpoints at steps "
+        f"{', '.join(map(str, plan.checkpoint_steps))}")
+  finetune_dir = os.path.join(output_dir, "finetune")
+  encoder_ids = [RANDOM_INIT] + [f"{plan.name}_step_{step}" for plan in plans
+                                 for step in plan.checkpoint_steps]
+  pretraining_left = sum(
+      _pretraining_flops_left(plan, os.path.join(output_dir, "pretrain",
+                                                 plan.name))
+      for plan in plans)
+  progress = _Progress(pretraining_left, _finetuning_runs_left(
+      finetune_dir, encoder_ids, task_names, settings.num_seeds), log)
+
+  encoders = [(RANDOM_INIT, None, 0, 0.0, None)]
+  for plan in plans:
+    model_dir = os.path.join(output_dir, "pretrain", plan.name)
+    for step, kept_dir in _pretrain(plan, model_dir, data_dir, vocab_file,
+                                    encoder, strategy, progress):
+      encoders.append((plan.name, kept_dir, step, plan.train_flops_at(step),
+                       plan))
+  tokenizer = wordpiece_tokenizer.WordpieceTokenizer(
+      vocab_file, lower_case=settings.lower_case)
+  runs = []
+  for variant, kept_dir, step, train_flops, plan in encoders:
+    encoder_id = (RANDOM_INIT if kept_dir is None
+                  else f"{variant}_step_{step}")
+    encoder_config = (encoder if kept_dir is None else
+                      checkpoints.recorded_encoder_config(kept_dir))
+    pretraining_metrics = {} if kept_dir is None else outputs.read_json(
+        os.path.join(kept_dir, PRETRAINING_METRICS_FILE))
+    for task_name in task_names:
+      task_started = time.monotonic()
+      new_runs = _finetuning_runs_left(finetune_dir, [encoder_id],
+                                       [task_name], settings.num_seeds)
+      summary = trainer.finetune_task(
+          task_name, glue_dir, tokenizer, encoder_config, kept_dir,
+          settings.finetuning, settings.num_seeds,
+          os.path.join(finetune_dir, encoder_id), with_test=False)
+      runs.extend(_task_runs(summary, variant, plan, step, train_flops,
+                             pretraining_metrics))
+      progress.finetuned(new_runs, time.monotonic() - task_started,
+                         f"fine-tuned {encoder_id} on {task_name}: "
+                         f"{summary['score_key']} median "
+                         f"{summary['median'][summary['score_key']]:.4f}")
+      results = _results(runs, plans, encoder, settings, task_names,
+                         time.monotonic() - started)
+      study_report.write_report(output_dir, results)
+  log(f"[study] done in {_minutes(time.monotonic() - started)}: "
+      f"{os.path.join(output_dir, study_report.RESULTS_FILE)}, "
+      f"{os.path.join(output_dir, study_report.TABLE_FILE)}, "
+      f"{os.path.join(output_dir, study_report.FIGURE_FILE)}")
+  return results
+
+
+def _task_runs(summary, variant, plan, step, train_flops, pretraining_metrics):
+  """One row of `results.json` per seed of a fine-tuned task."""
+  return [{
+      "variant": variant,
+      "objective": plan.settings["objective"] if plan else None,
+      "step": step,
+      "fraction": step / plan.num_train_steps if plan else 0.0,
+      "train_flops": train_flops,
+      "task": summary["task"],
+      "seed": int(seed),
+      "metric": summary["score_key"],
+      "score": metrics[summary["score_key"]],
+      "metrics": metrics,
+      "pretraining": pretraining_metrics,
+  } for seed, metrics in summary["seeds"].items()]
+
+
+def _results(runs, plans, encoder, settings, task_names, wall_seconds):
+  return {
+      "tasks": list(task_names),
+      "variants": [{"name": plan.name, "settings": plan.settings,
+                    "train_flops_per_step": plan.train_flops_per_step,
+                    "num_train_steps": plan.num_train_steps,
+                    "checkpoint_steps": list(plan.checkpoint_steps)}
+                   for plan in plans],
+      "budget_flops": settings.budget_flops,
+      "encoder": dataclasses.asdict(encoder),
+      "finetuning": dataclasses.asdict(settings.finetuning),
+      "num_seeds": settings.num_seeds,
+      "wall_seconds_this_process": round(wall_seconds, 1),
+      "runs": runs,
+      "summary": study_report.summarize(runs, task_names),
+  }

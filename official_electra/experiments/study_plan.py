@@ -1,0 +1,145 @@
+"""What each pretraining run of the efficiency study trains: compute-matched steps.
+
+ELECTRA's claim is a better encoder for the same compute (Clark et al., 2020,
+Section 3.4, Figures 1 and 4): the study pretrains every listed variant to the
+same total training FLOPs, counted by `training.flops` for that variant (ELECTRA
+pays for its generator, so MLM gets more steps of the same discriminator), and
+keeps checkpoints at the same fractions of that budget.
+"""
+
+import dataclasses
+from typing import Mapping, Sequence
+
+from official_electra.training import architecture as architecture_lib
+from official_electra.training import flops
+
+# Variant name -> `run_pretraining` settings that make it (paper Section 3.2).
+# A gin file may add variants (other generator sizes, learning rates).
+DEFAULT_VARIANTS = {
+    "electra": {"objective": "electra"},
+    "mlm": {"objective": "mlm"},
+    "electra_15": {"objective": "electra_15"},
+    "replace_mlm": {"objective": "replace_mlm"},
+    "all_tokens_mlm": {"objective": "all_tokens_mlm"},
+    "uniform_generator": {"objective": "electra", "uniform_generator": True},
+}
+# Largest spread of the variants' training FLOPs at one kept checkpoint.
+MAX_FLOPS_MISMATCH = 0.01
+# The shape-defining settings a variant may change (others go to training).
+_ARCHITECTURE_SETTINGS = ("objective", "uniform_generator",
+                          "generator_hidden_fraction",
+                          "generator_layers_fraction")
+
+
+class StudyConfigError(ValueError):
+  """The study's settings cannot give a fair comparison; says the fix."""
+
+
+@dataclasses.dataclass(frozen=True)
+class PretrainingPlan:
+  """One variant's pretraining run.
+
+  Attributes:
+    name: the variant's name (a key of the variants mapping).
+    settings: `run_pretraining` keyword arguments of this run (the study's
+      shared settings updated by the variant's).
+    train_flops_per_step: analytic training FLOPs of one optimizer step.
+    num_train_steps: steps of the whole budget (the LR decays to 0 there).
+    checkpoint_steps: the steps kept for fine-tuning, one per fraction.
+  """
+  name: str
+  settings: dict
+  train_flops_per_step: int
+  num_train_steps: int
+  checkpoint_steps: tuple
+
+  def train_flops_at(self, step):
+    return step * self.train_flops_per_step
+
+
+def step_train_flops(encoder, settings):
+  """Training FLOPs of one step of `run_pretraining(**settings)`."""
+  architecture = architecture_lib.PretrainingArchitecture(
+      encoder=encoder,
+      generator_hidden_fraction=settings.get("generator_hidden_fraction", 0.25),
+      generator_layers_fraction=settings.get("generator_layers_fraction", 1.0),
+      objective=settings.get("objective", "electra"),
+      uniform_generator=settings.get("uniform_generator", False),
+      max_seq_length=settings["max_seq_length"],
+      mask_prob=settings.get("mask_prob", 0.15), special_token_ids={})
+  per_example = flops.pretraining_flops(
+      encoder, architecture.generator_config(), architecture.objective,
+      architecture.max_seq_length,
+      architecture.max_predictions_per_seq).train_per_example
+  return per_example * settings["train_batch_size"]
+
+
+def plan_pretraining(variant_names: Sequence[str],
+                     variants: Mapping[str, Mapping], shared_settings: Mapping,
+                     encoder, budget_flops: float,
+                     checkpoint_fractions: Sequence[float],
+                     warmup_proportion: float):
+  """The runs of the study, each to `budget_flops` training FLOPs.
+
+  Args:
+    variant_names: the variants to run, in order.
+    variants: `{name: settings}` (see `DEFAULT_VARIANTS`).
+    shared_settings: `run_pretraining` settings of every run (batch size,
+      sequence length, learning rate, ...); a variant's own override them.
+    encoder: the discriminator's `EncoderConfig` (the same for every run).
+    budget_flops: total training FLOPs of each run.
+    checkpoint_fractions: increasing fractions of the budget in (0, 1].
+    warmup_proportion: fraction of each run's steps of linear warm-up.
+
+  Returns:
+    A list of `PretrainingPlan`.
+
+  Raises:
+    StudyConfigError: an unknown variant, bad fractions, or a budget too small
+      for the kept checkpoints' FLOPs to match within 1%.
+  """
+  if not variant_names:
+    raise StudyConfigError("no variants to compare: list some, e.g. "
+                           "--variants=electra,mlm")
+  unknown = [name for name in variant_names if name not in variants]
+  if unknown:
+    raise StudyConfigError(
+        f"unknown variant(s) {', '.join(unknown)}; known: "
+        f"{', '.join(sorted(variants))} (add more in the gin file's "
+        "efficiency_study.variants)")
+  fractions = tuple(float(fraction) for fraction in checkpoint_fractions)
+  if (not fractions or list(fractions) != sorted(set(fractions))
+      or not 0 < fractions[0] or fractions[-1] != 1.0):
+    raise StudyConfigError(
+        f"checkpoint_fractions {list(fractions)} must increase, lie in (0, 1] "
+        "and end with 1.0, e.g. (0.25, 0.5, 1.0)")
+  plans = []
+  for name in variant_names:
+    settings = dict(shared_settings)
+    settings.update(variants[name])
+    step_flops = step_train_flops(encoder, settings)
+    num_train_steps = max(1, round(budget_flops / step_flops))
+    settings["num_warmup_steps"] = round(warmup_proportion * num_train_steps)
+    checkpoint_steps = tuple(max(1, round(fraction * num_train_steps))
+                             for fraction in fractions)
+    plans.append(PretrainingPlan(name, settings, step_flops, num_train_steps,
+                                 checkpoint_steps))
+  for index, fraction in enumerate(fractions):
+    achieved = [plan.train_flops_at(plan.checkpoint_steps[index])
+                for plan in plans]
+    target = fraction * budget_flops
+    worst = max(abs(value - target) for value in achieved) / target
+    if worst > MAX_FLOPS_MISMATCH:
+      raise StudyConfigError(
+          f"budget_flops={budget_flops:.3g} gives the {fraction:g} checkpoint "
+          f"only {min(plan.checkpoint_steps[index] for plan in plans)} steps, "
+          f"so its FLOPs differ by {100 * worst:.1f}% between variants (at "
+          f"most {100 * MAX_FLOPS_MISMATCH:g}%): raise budget_flops or the "
+          "smallest checkpoint fraction")
+  return plans
+
+
+def architecture_settings(settings):
+  """The subset of a plan's settings that shapes the model."""
+  return {key: settings[key] for key in _ARCHITECTURE_SETTINGS
+          if key in settings}

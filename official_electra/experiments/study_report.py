@@ -1,0 +1,124 @@
+"""The efficiency study's outputs: `results.json`, a markdown table and a PNG.
+
+The figure follows the paper's (Clark et al., 2020, Figures 1 and 4): the mean
+over tasks of the median dev score over seeds, against pretraining FLOPs, one
+line per variant; a randomly initialised encoder is the point at zero FLOPs.
+"""
+
+import collections
+import io
+import os
+import statistics
+
+from official_electra.experiments import training_curves
+from official_electra.finetuning import outputs
+
+RESULTS_FILE = "results.json"
+TABLE_FILE = "results.md"
+FIGURE_FILE = "results.png"
+RANDOM_INIT = "random_init"
+
+
+def summarize(runs, task_names):
+  """Median and spread over seeds per (variant, step, task), and task means.
+
+  Returns:
+    A list of rows `{variant, step, train_flops, fraction, scores: {task:
+    {median, min, max, seeds}}, mean}` sorted by variant then FLOPs; `mean`
+    is the mean of the task medians (None until every task has a score).
+  """
+  grouped = collections.defaultdict(list)
+  first = {}
+  for run in runs:
+    key = (run["variant"], run["step"])
+    grouped[key + (run["task"],)].append(run["score"])
+    first.setdefault(key, run)
+  rows = []
+  for key, run in first.items():
+    scores = {}
+    for task in task_names:
+      values = [value for value in grouped.get(key + (task,), [])
+                if value is not None]
+      if values:
+        scores[task] = {"median": statistics.median(values),
+                        "min": min(values), "max": max(values),
+                        "seeds": len(values)}
+    rows.append({
+        "variant": run["variant"], "step": run["step"],
+        "train_flops": run["train_flops"], "fraction": run["fraction"],
+        "scores": scores,
+        "mean": (statistics.fmean(scores[task]["median"] for task in task_names)
+                 if len(scores) == len(task_names) else None),
+        "disc_auc": run["pretraining"].get("disc_auc"),
+        "masked_lm_accuracy": run["pretraining"].get("masked_lm_accuracy"),
+    })
+  rows.sort(key=lambda row: (row["variant"] != RANDOM_INIT, row["variant"],
+                             row["train_flops"]))
+  return rows
+
+
+def format_table(results):
+  """The summary as a markdown table (scores x 100, as GLUE reports them)."""
+  tasks = results["tasks"]
+  metric_names = {run["task"]: run["metric"] for run in results["runs"]}
+  header = (["variant", "step", "train FLOPs"] +
+            [f"{task} ({metric_names.get(task, '?')})" for task in tasks] +
+            ["mean", "disc AUC", "gen/MLM acc"])
+  lines = ["| " + " | ".join(header) + " |",
+           "|" + "---|" * len(header)]
+  for row in results["summary"]:
+    cells = [row["variant"], str(row["step"]), f"{row['train_flops']:.3g}"]
+    for task in tasks:
+      score = row["scores"].get(task)
+      cells.append("" if score is None else
+                   f"{100 * score['median']:.1f} "
+                   f"[{100 * score['min']:.1f}, {100 * score['max']:.1f}]")
+    cells.append("" if row["mean"] is None else f"{100 * row['mean']:.1f}")
+    for name in ("disc_auc", "masked_lm_accuracy"):
+      cells.append("" if row[name] is None else f"{row[name]:.3f}")
+    lines.append("| " + " | ".join(cells) + " |")
+  seeds = results["num_seeds"]
+  lines.append("")
+  lines.append(f"Median over {seeds} fine-tuning seeds [min, max]; mean = mean "
+               "of the task medians; disc AUC and gen/MLM acc: pretraining "
+               "metrics at the checkpoint (generator accuracy for ELECTRA, "
+               "the MLM's own for MLM).")
+  return "\n".join(lines) + "\n"
+
+
+def plot(results):
+  """PNG bytes of the mean dev score against pretraining FLOPs."""
+  pyplot = training_curves.pyplot()
+  figure, axes = pyplot.subplots(figsize=(6.4, 4.2), dpi=100)
+  rows = [row for row in results["summary"] if row["mean"] is not None]
+  baseline = [row for row in rows if row["variant"] == RANDOM_INIT]
+  variants = sorted({row["variant"] for row in rows} - {RANDOM_INIT})
+  for variant in variants:
+    points = [(row["train_flops"], 100 * row["mean"]) for row in rows
+              if row["variant"] == variant]
+    if baseline:
+      points.insert(0, (0.0, 100 * baseline[0]["mean"]))
+    axes.plot(*zip(*points), marker="o", label=variant)
+  if baseline:
+    axes.plot([0.0], [100 * baseline[0]["mean"]], marker="s", color="black",
+              linestyle="none", label="random init")
+  axes.set_xlabel("pretraining FLOPs")
+  axes.set_ylabel(f"mean dev score ({', '.join(results['tasks'])})")
+  axes.set_title("Dev score against pretraining compute "
+                 f"(median of {results['num_seeds']} seeds)")
+  axes.grid(alpha=0.3)
+  axes.legend()
+  figure.tight_layout()
+  buffer = io.BytesIO()
+  figure.savefig(buffer, format="png")
+  pyplot.close(figure)
+  return buffer.getvalue()
+
+
+def write_report(output_dir, results):
+  """Writes the JSON, the table and the figure (each through a rename)."""
+  outputs.write_json(os.path.join(output_dir, RESULTS_FILE), results)
+  outputs.write_text_atomically(os.path.join(output_dir, TABLE_FILE),
+                                format_table(results))
+  training_curves.write_png(os.path.join(output_dir, FIGURE_FILE),
+                            plot(results))

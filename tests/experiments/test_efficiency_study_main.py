@@ -1,0 +1,207 @@
+"""`python -m official_electra.efficiency_study` end to end, on a minuscule budget.
+
+One docstring corpus, a learnable SST-2 made up here, the tiny model, ELECTRA
+and MLM to the same FLOPs, two kept checkpoints each, one seed.
+"""
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from tests.training import tiny_pretraining
+from tfrecords_tools import sample_corpus
+
+_ENVIRONMENT = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3",
+                    CUDA_VISIBLE_DEVICES="", PYTHONUNBUFFERED="1")
+_GIN = """
+include 'gin/experiments/cpu_efficiency.gin'
+study_encoder.embedding_size = 16
+study_encoder.hidden_size = 32
+study_encoder.num_layers = 2
+study_encoder.num_attention_heads = 2
+study_encoder.intermediate_size = 64
+study_encoder.max_position_embeddings = 32
+efficiency_study.budget_flops = 1.5e10
+efficiency_study.checkpoint_fractions = (0.5, 1.0)
+efficiency_study.vocab_size = 400
+efficiency_study.num_shards = 2
+efficiency_study.num_seeds = 1
+efficiency_study.pretraining = {
+    'train_batch_size': 8, 'max_seq_length': 32,
+    'generator_hidden_fraction': 0.5, 'learning_rate': 1e-3,
+    'save_checkpoints_steps': 20, 'keep_checkpoint_max': 2,
+    'steps_per_execution': 5, 'print_every_steps': 1000,
+    'shuffle_buffer_size': 100, 'seed': 0,
+}
+study_finetuning.learning_rate = 1e-3
+study_finetuning.max_seq_length = 16
+study_finetuning.batch_size = 16
+study_finetuning.num_train_epochs = 2
+"""
+_POSITIVE = ("good", "great", "fine")
+_NEGATIVE = ("bad", "awful", "dull")
+
+
+@pytest.fixture(scope="module")
+def study_inputs(tmp_path_factory):
+  root = tmp_path_factory.mktemp("study_inputs")
+  corpus = root / "corpus.txt"
+  sample_corpus.write_stdlib_corpus(str(corpus), 150_000)
+  rng = random.Random(0)
+  sst = root / "glue" / "SST-2"
+  sst.mkdir(parents=True)
+  for split, size in (("train", 128), ("dev", 64)):
+    labels = [rng.randint(0, 1) for _ in range(size)]
+    rows = [f"the film is {rng.choice(_POSITIVE if label else _NEGATIVE)} ."
+            f"\t{label}" for label in labels]
+    (sst / f"{split}.tsv").write_text("sentence\tlabel\n" + "\n".join(rows) +
+                                      "\n")
+  gin_file = root / "study.gin"
+  gin_file.write_text(_GIN)
+  return corpus, root / "glue", gin_file
+
+
+def _command(inputs, output_dir):
+  corpus, glue_dir, gin_file = inputs
+  return [sys.executable, "-m", "official_electra.efficiency_study",
+          f"--gin_file={gin_file}", f"--corpus={corpus}",
+          f"--glue_dir={glue_dir}", "--tasks=SST-2", "--variants=electra,mlm",
+          f"--output_dir={output_dir}"]
+
+
+def _run(inputs, output_dir):
+  return subprocess.run(_command(inputs, output_dir), capture_output=True,
+                        text=True, timeout=600, env=_ENVIRONMENT,
+                        cwd=tiny_pretraining.REPO_ROOT)
+
+
+@pytest.fixture(scope="module")
+def finished_study(study_inputs, tmp_path_factory):
+  output_dir = tmp_path_factory.mktemp("study") / "study"
+  completed = _run(study_inputs, output_dir)
+  assert completed.returncode == 0, completed.stderr[-3000:]
+  return output_dir, completed
+
+
+def _scores(output_dir):
+  results = json.loads((output_dir / "results.json").read_text())
+  return {(run["variant"], run["step"], run["task"], run["seed"]): run["score"]
+          for run in results["runs"]}
+
+
+def test_the_study_writes_results_table_and_figure(finished_study):
+  output_dir, completed = finished_study
+  results = json.loads((output_dir / "results.json").read_text())
+  variants = {plan["name"]: plan for plan in results["variants"]}
+  assert set(variants) == {"electra", "mlm"}
+  # Random init, then two kept checkpoints per variant, one seed on SST-2.
+  assert sorted({(run["variant"], run["step"]) for run in results["runs"]}) == (
+      sorted([("random_init", 0)] + [
+          (name, step) for name, plan in variants.items()
+          for step in plan["checkpoint_steps"]]))
+  for run in results["runs"]:
+    assert run["task"] == "SST-2" and run["metric"] == "accuracy"
+    assert 0.0 <= run["score"] <= 1.0
+    if run["variant"] == "electra":
+      assert 0.0 <= run["pretraining"]["disc_auc"] <= 1.0
+  table = (output_dir / "results.md").read_text()
+  assert "| random_init | 0 |" in table and "| electra |" in table
+  png = (output_dir / "results.png").read_bytes()
+  assert png.startswith(b"\x89PNG") and len(png) > 5000
+  assert "[study] done" in completed.stdout
+  assert "ETA" in completed.stdout
+
+
+def test_kept_checkpoints_have_the_same_training_flops(finished_study):
+  output_dir, _ = finished_study
+  results = json.loads((output_dir / "results.json").read_text())
+  by_fraction = {}
+  for run in results["runs"]:
+    if run["variant"] != "random_init":
+      by_fraction.setdefault(round(run["fraction"], 2), set()).add(
+          (run["variant"], run["train_flops"]))
+  assert sorted(by_fraction) == [0.5, 1.0]
+  for fraction, points in by_fraction.items():
+    values = [train_flops for _, train_flops in points]
+    assert len(values) == 2, points
+    assert max(values) / min(values) - 1 <= 0.01, (fraction, points)
+    assert abs(max(values) / (fraction * results["budget_flops"]) - 1) <= 0.01
+  mlm, electra = (next(plan for plan in results["variants"]
+                       if plan["name"] == name) for name in ("mlm", "electra"))
+  assert mlm["num_train_steps"] > electra["num_train_steps"]
+
+
+def test_a_rerun_skips_every_finished_part(finished_study, study_inputs):
+  output_dir, _ = finished_study
+  seed_files = sorted(output_dir.glob("finetune/*/*/seed_*/eval_results.json"))
+  assert len(seed_files) == 5
+  stamps = [path.stat().st_mtime_ns for path in seed_files]
+  checkpoints_before = sorted(output_dir.glob("pretrain/*/ckpt-*.index"))
+  scores = _scores(output_dir)
+  completed = _run(study_inputs, output_dir)
+  assert completed.returncode == 0, completed.stderr[-3000:]
+  assert "pretrained" not in completed.stdout
+  assert [path.stat().st_mtime_ns for path in seed_files] == stamps
+  assert sorted(output_dir.glob("pretrain/*/ckpt-*.index")) == (
+      checkpoints_before)
+  assert _scores(output_dir) == scores
+
+
+def _start(inputs, output_dir):
+  return subprocess.Popen(_command(inputs, output_dir),
+                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                          text=True, env=_ENVIRONMENT,
+                          cwd=tiny_pretraining.REPO_ROOT)
+
+
+def _wait_for(process, pattern):
+  deadline = time.monotonic() + 500
+  while not list(pattern()):
+    assert process.poll() is None, "the study ended before it was stopped"
+    assert time.monotonic() < deadline
+    time.sleep(0.2)
+
+
+def test_a_preempted_then_killed_study_resumes_to_the_same_results(
+    finished_study, study_inputs, tmp_path):
+  reference_dir, _ = finished_study
+  output_dir = tmp_path / "stopped"
+  # SIGTERM during ELECTRA's pretraining: saved, exit 75 (rerun to continue).
+  process = _start(study_inputs, output_dir)
+  _wait_for(process,
+            lambda: (output_dir / "pretrain" / "electra").glob("ckpt-*.index"))
+  process.send_signal(signal.SIGTERM)
+  _, stderr = process.communicate(timeout=300)
+  assert process.returncode == 75, stderr[-3000:]
+  assert "preempted" in stderr.splitlines()[-1]
+  # The rerun continues; kill -9 it once MLM has written a checkpoint.
+  process = _start(study_inputs, output_dir)
+  _wait_for(process,
+            lambda: (output_dir / "pretrain" / "mlm").glob("ckpt-*.index"))
+  process.send_signal(signal.SIGKILL)
+  process.communicate()
+  completed = _run(study_inputs, output_dir)
+  assert completed.returncode == 0, completed.stderr[-3000:]
+  assert _scores(output_dir) == _scores(reference_dir)
+
+
+def test_a_budget_too_small_to_match_flops_is_one_error_line(study_inputs,
+                                                             tmp_path):
+  corpus, glue_dir, gin_file = study_inputs
+  completed = subprocess.run(
+      _command(study_inputs, tmp_path / "small") +
+      ["--gin_bindings=efficiency_study.budget_flops=1e8"],
+      capture_output=True, text=True, timeout=300, env=_ENVIRONMENT,
+      cwd=tiny_pretraining.REPO_ROOT)
+  del corpus, glue_dir, gin_file
+  lines = [line for line in completed.stderr.splitlines() if line.strip()]
+  assert completed.returncode == 1
+  assert lines[-1].startswith("error: budget_flops=1e+08")
+  assert "raise budget_flops" in lines[-1]
+  assert "Traceback" not in completed.stderr

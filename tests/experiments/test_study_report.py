@@ -1,0 +1,49 @@
+"""The study's summary: medians and spread over seeds, task means, table."""
+
+import pytest
+
+from official_electra.experiments import study_report
+
+
+def _run(variant, step, task, seed, score, auc=None):
+  return {"variant": variant, "step": step, "train_flops": step * 1e9,
+          "fraction": step / 100, "task": task, "seed": seed,
+          "metric": "matthews_corrcoef" if task == "CoLA" else "accuracy",
+          "score": score, "pretraining": {} if auc is None else
+          {"disc_auc": auc, "masked_lm_accuracy": 0.3}}
+
+
+def test_median_spread_and_the_mean_of_the_task_medians():
+  runs = [_run("electra", 100, "SST-2", seed, score, 0.8)
+          for seed, score in enumerate((0.70, 0.80, 0.90))]
+  runs += [_run("electra", 100, "CoLA", seed, score, 0.8)
+           for seed, score in enumerate((0.10, 0.30, 0.20))]
+  runs += [_run("random_init", 0, "SST-2", 0, 0.6)]
+  rows = study_report.summarize(runs, ["SST-2", "CoLA"])
+  assert [row["variant"] for row in rows] == ["random_init", "electra"]
+  baseline, electra = rows
+  assert electra["scores"]["SST-2"] == {"median": 0.80, "min": 0.70,
+                                        "max": 0.90, "seeds": 3}
+  assert electra["scores"]["CoLA"]["median"] == 0.20
+  assert abs(electra["mean"] - 0.50) < 1e-12
+  assert electra["disc_auc"] == 0.8
+  # A task without a score yet leaves the mean empty, not a partial mean.
+  assert baseline["mean"] is None
+
+
+def test_a_seed_without_a_score_is_left_out_of_the_median():
+  runs = [_run("mlm", 50, "CoLA", 0, None), _run("mlm", 50, "CoLA", 1, 0.4),
+          _run("mlm", 50, "CoLA", 2, 0.2)]
+  (row,) = study_report.summarize(runs, ["CoLA"])
+  assert row["scores"]["CoLA"] == {"median": pytest.approx(0.3), "min": 0.2,
+                                   "max": 0.4, "seeds": 2}
+
+
+def test_the_table_shows_scores_times_100_with_their_spread():
+  runs = [_run("electra", 100, "SST-2", seed, score, 0.75)
+          for seed, score in enumerate((0.70, 0.80, 0.90))]
+  results = {"tasks": ["SST-2"], "runs": runs, "num_seeds": 3,
+             "summary": study_report.summarize(runs, ["SST-2"])}
+  table = study_report.format_table(results)
+  assert "| variant | step | train FLOPs | SST-2 (accuracy) | mean |" in table
+  assert "| electra | 100 | 1e+11 | 80.0 [70.0, 90.0] | 80.0 | 0.750 |" in table
