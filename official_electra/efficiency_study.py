@@ -25,6 +25,7 @@ from absl import app
 from absl import flags
 import gin
 
+from official_electra import command_line
 from official_electra.data import dataset_info
 from official_electra.data import glue
 from official_electra.data import pretraining_dataloader
@@ -42,7 +43,6 @@ from official_electra.training import strategies
 from tfrecords_tools import build_pretraining_dataset
 from tfrecords_tools import build_vocab
 
-REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEFAULT_GIN_FILE = os.path.join("gin", "experiments", "cpu_efficiency.gin")
 # Exit status after SIGTERM, as fine-tuning's: saved, not done; rerun.
 PREEMPTED_EXIT_STATUS = 75
@@ -94,8 +94,7 @@ def study_settings(pretraining=gin.REQUIRED, budget_flops=gin.REQUIRED,
       num_shards=num_shards)
 
 
-class GinConfigError(ValueError):
-  """A gin file is missing or a binding does not parse."""
+GinConfigError = command_line.GinConfigError
 
 
 _USER_ERRORS = (
@@ -108,24 +107,10 @@ _USER_ERRORS = (
 
 
 def _parse_gin(gin_files, gin_bindings):
-  resolved = []
-  for gin_file in gin_files or [DEFAULT_GIN_FILE]:
-    if not os.path.isfile(gin_file) and os.path.isfile(
-        os.path.join(REPO_ROOT, gin_file)):
-      gin_file = os.path.join(REPO_ROOT, gin_file)
-    if not os.path.isfile(gin_file):
-      raise GinConfigError(f"{gin_file}: no such gin file; see "
-                           f"{DEFAULT_GIN_FILE}")
-    resolved.append(gin_file)
-  gin.add_config_file_search_path(REPO_ROOT)
-  try:
-    gin.parse_config_files_and_bindings(resolved, gin_bindings)
-  except (ValueError, KeyError, SyntaxError, IOError) as error:
-    first_line = str(error).strip().splitlines()[0]
-    raise GinConfigError(
-        f"gin config {', '.join(resolved)}: {first_line}; fix the name or "
-        "value (the parameters are those of efficiency_study, study_encoder "
-        "and study_finetuning)") from None
+  command_line.parse_gin(
+      gin_files or [DEFAULT_GIN_FILE], gin_bindings, f"see {DEFAULT_GIN_FILE}",
+      "fix the name or value (the parameters are those of efficiency_study, "
+      "study_encoder and study_finetuning)")
 
 
 def main(argv):
@@ -147,10 +132,7 @@ def main(argv):
         vocab_file=flags.FLAGS.vocab_file,
         log=lambda line: print(line, flush=True))
   except _USER_ERRORS as error:
-    if flags.FLAGS.verbose:
-      raise
-    print(f"error: {str(error).strip().splitlines()[0]}", file=sys.stderr)
-    sys.exit(1)
+    command_line.exit_with_error(error, flags.FLAGS.verbose)
   except (efficiency_study.StudyPreempted,
           resumable_training.TrainingPreempted) as preempted:
     print(f"preempted: {preempted}; rerun the same command to continue",

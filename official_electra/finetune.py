@@ -26,6 +26,7 @@ from absl import flags
 from absl import logging
 import gin
 
+from official_electra import command_line
 from official_electra.data import glue
 from official_electra.finetuning import outputs
 from official_electra.finetuning import resumable_training
@@ -36,7 +37,6 @@ from official_electra.modeling import encoder_config
 from official_electra.tokenization import vocabulary
 from official_electra.tokenization import wordpiece_tokenizer
 
-REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEFAULT_GIN_FILE = os.path.join("gin", "glue", "small.gin")
 
 flags.DEFINE_string("task", None, "A GLUE task (CoLA, SST-2, MRPC, STS-B, QQP, "
@@ -69,8 +69,7 @@ GinHyperparameters = gin.external_configurable(trainer.FinetuneHyperparameters,
 
 
 
-class GinConfigError(ValueError):
-  """A gin file is missing or does not parse."""
+GinConfigError = command_line.GinConfigError
 
 
 class ModelDirError(ValueError):
@@ -96,23 +95,10 @@ def _resolve_vocab_file(vocab_file, init_checkpoint):
 
 
 def _parse_gin(gin_files, gin_params):
-  gin.add_config_file_search_path(REPO_ROOT)
-  resolved_files = []
-  for gin_file in gin_files or [DEFAULT_GIN_FILE]:
-    if not os.path.isfile(gin_file) and os.path.isfile(
-        os.path.join(REPO_ROOT, gin_file)):
-      gin_file = os.path.join(REPO_ROOT, gin_file)
-    if not os.path.isfile(gin_file):
-      raise GinConfigError(f"{gin_file}: no such gin file; see gin/glue/ for "
-                              "small.gin, base.gin and large.gin")
-    resolved_files.append(gin_file)
-  try:
-    gin.parse_config_files_and_bindings(resolved_files, gin_params)
-  except (ValueError, KeyError, SyntaxError, IOError) as error:
-    first_line = str(error).strip().splitlines()[0]
-    raise GinConfigError(f"gin config {', '.join(resolved_files)}: {first_line}; "
-                         "fix the binding (see gin/glue/recipe.gin for the "
-                         "names)") from None
+  command_line.parse_gin(
+      gin_files or [DEFAULT_GIN_FILE], gin_params,
+      "see gin/glue/ for small.gin, base.gin and large.gin",
+      "fix the binding (see gin/glue/recipe.gin for the names)")
 
 
 def resolve_encoder_config(init_checkpoint):
@@ -222,10 +208,7 @@ def main(argv):
         flags.FLAGS.model_dir, flags.FLAGS.vocab_file, flags.FLAGS.lower_case,
         flags.FLAGS.num_seeds)
   except _USER_ERRORS as error:
-    if flags.FLAGS.verbose:
-      raise
-    print(f"error: {error}", file=sys.stderr)
-    sys.exit(1)
+    command_line.exit_with_error(error, flags.FLAGS.verbose)
   except resumable_training.TrainingPreempted as preempted:
     print(f"preempted: {preempted}", file=sys.stderr)
     sys.exit(PREEMPTED_EXIT_STATUS)

@@ -12,13 +12,13 @@ See docs/training.md.
 """
 
 import os
-import sys
 
 from absl import app
 from absl import flags
 import gin
 import tf_keras
 
+from official_electra import command_line
 from official_electra.data import dataset_info
 from official_electra.data import pretraining_dataloader
 from official_electra.modeling import checkpoints
@@ -29,7 +29,6 @@ from official_electra.training import callbacks
 from official_electra.training import pretraining_run
 from official_electra.training import strategies
 
-REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CONFIG_FILE = "config.gin"
 PRECISIONS = ("float32", "mixed_float16", "mixed_bfloat16")
 
@@ -59,8 +58,7 @@ GinRunPretraining = gin.external_configurable(pretraining_run.run_pretraining,
                                               "run_pretraining")
 
 
-class GinConfigError(ValueError):
-  """A gin file is missing or a binding does not parse or name a parameter."""
+GinConfigError = command_line.GinConfigError
 
 
 _USER_ERRORS = (
@@ -77,26 +75,12 @@ def parse_gin(gin_files, gin_bindings):
   Raises:
     GinConfigError: one line naming the file and the fix.
   """
-  resolved = []
-  for gin_file in gin_files or []:
-    if not os.path.isfile(gin_file) and os.path.isfile(
-        os.path.join(REPO_ROOT, gin_file)):
-      gin_file = os.path.join(REPO_ROOT, gin_file)
-    if not os.path.isfile(gin_file):
-      raise GinConfigError(f"{gin_file}: no such gin file; see gin/ for "
-                           "tiny.gin, small.gin, base.gin, large.gin and "
-                           "small_plus_plus.gin")
-    resolved.append(gin_file)
-  gin.add_config_file_search_path(REPO_ROOT)
-  try:
-    gin.parse_config_files_and_bindings(resolved, gin_bindings)
-  except (ValueError, KeyError, SyntaxError, IOError) as error:
-    first_line = str(error).strip().splitlines()[0]
-    sources = ", ".join(resolved + (["--gin_bindings"] if gin_bindings else []))
-    raise GinConfigError(
-        f"gin config {sources or '(none)'}: {first_line}; fix the name or "
-        "value (the parameters are those of run_pretraining and encoder, see "
-        "official_electra/training/pretraining_run.py)") from None
+  command_line.parse_gin(
+      gin_files or [], gin_bindings,
+      "see gin/ for tiny.gin, small.gin, base.gin, large.gin and "
+      "small_plus_plus.gin",
+      "fix the name or value (the parameters are those of run_pretraining and "
+      "encoder, see official_electra/training/pretraining_run.py)")
 
 
 def _write_config(model_dir):
@@ -130,11 +114,7 @@ def main(argv):
         progress_bar=flags.FLAGS.progress_bar, write_config=_write_config,
         **overrides)
   except _USER_ERRORS as error:
-    if flags.FLAGS.verbose:
-      raise
-    # Gin appends "In call to configurable ..." lines; the first line is ours.
-    print(f"error: {str(error).strip().splitlines()[0]}", file=sys.stderr)
-    sys.exit(1)
+    command_line.exit_with_error(error, flags.FLAGS.verbose)
   state = "preempted (SIGTERM) at" if result["preempted"] else "stopped at"
   print(f"{state} step {result['step']}; checkpoint {result['checkpoint']}")
 

@@ -6,7 +6,6 @@ line per variant; a randomly initialised encoder is the point at zero FLOPs.
 """
 
 import collections
-import io
 import os
 import statistics
 
@@ -108,11 +107,7 @@ def plot(results):
                  f"(median of {results['num_seeds']} seeds)")
   axes.grid(alpha=0.3)
   axes.legend()
-  figure.tight_layout()
-  buffer = io.BytesIO()
-  figure.savefig(buffer, format="png")
-  pyplot.close(figure)
-  return buffer.getvalue()
+  return training_curves.figure_png(figure)
 
 
 def write_report(output_dir, results):

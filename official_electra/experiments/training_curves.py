@@ -57,10 +57,15 @@ def plot_training_curves(records, title):
     if name == "disc_auc":
       axis.axhline(0.5, color="gray", linestyle="--", linewidth=0.8)
   figure.suptitle(title)
+  return figure_png(figure)
+
+
+def figure_png(figure):
+  """PNG bytes of a finished matplotlib figure, which is then closed."""
   figure.tight_layout()
   buffer = io.BytesIO()
   figure.savefig(buffer, format="png")
-  plt.close(figure)
+  pyplot().close(figure)
   return buffer.getvalue()
 
 
