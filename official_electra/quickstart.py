@@ -114,7 +114,8 @@ def run_quickstart(work_dir, corpus_bytes, vocab_size, max_seq_length,
        "--noprogress_bar")
   print(_run_summary(model_dir), flush=True)
   curves = training_curves.write_training_curves(
-      model_dir, os.path.join(work_dir, training_curves.FIGURE_FILE))
+      model_dir, os.path.join(work_dir, training_curves.FIGURE_FILE),
+      f"quickstart: gin/tiny.gin, {train_steps} steps")
   print(f"training curves: {curves}", flush=True)
   export_dir = _next_version_dir(os.path.join(work_dir, "export"))
   _run("export for TF Serving", "official_electra.export",

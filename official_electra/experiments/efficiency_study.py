@@ -7,8 +7,9 @@ a randomly initialised encoder at zero FLOPs. One call:
 1. builds (or reuses) the vocabulary and the pretraining records from a corpus;
 2. pretrains the same discriminator once per variant to the same training
    FLOPs (`study_plan`), keeping a checkpoint at each fraction of the budget;
-3. fine-tunes every kept checkpoint and a random initialisation on each task
-   with several seeds (the median over seeds is the score);
+3. fine-tunes a random initialisation and every kept checkpoint (the whole
+   budget's first, then the smaller fractions) on each task with several
+   seeds (the median over seeds is the score);
 4. writes `results.json`, `results.md` and `results.png` (`study_report`).
 
 Layout of `output_dir`:
@@ -277,7 +278,7 @@ def run_study(output_dir: str, corpus: str, glue_dir: str,
   started = time.monotonic()
   task_names = [tasks_lib.get_task(name).name for name in task_names]
 
-  def plan(vocab_size):
+  def make_plans(vocab_size):
     encoder = dataclasses.replace(settings.encoder, vocab_size=vocab_size)
     return encoder, study_plan.plan_pretraining(
         variant_names, settings.variants, settings.pretraining, encoder,
@@ -285,11 +286,11 @@ def run_study(output_dir: str, corpus: str, glue_dir: str,
         settings.warmup_proportion)
 
   # Settings that cannot work fail now, not after the data is built.
-  plan(_vocab_size(vocab_file) if vocab_file else settings.vocab_size)
+  make_plans(_vocab_size(vocab_file) if vocab_file else settings.vocab_size)
   tf.io.gfile.makedirs(output_dir)
   vocab_file, data_dir = prepare_data(corpus, output_dir, settings, vocab_file,
                                       log)
-  encoder, plans = plan(_vocab_size(vocab_file))
+  encoder, plans = make_plans(_vocab_size(vocab_file))
   for plan in plans:
     log(f"[study] {plan.name}: {plan.num_train_steps} steps of "
         f"{plan.train_flops_per_step:.3g} FLOPs, checkpoints at steps "
@@ -311,6 +312,10 @@ def run_study(output_dir: str, corpus: str, glue_dir: str,
                                     encoder, strategy, progress):
       encoders.append((plan.name, kept_dir, step, plan.train_flops_at(step),
                        plan))
+  # The whole budget first: the comparison the study is for is there soonest.
+  encoders.sort(key=lambda encoder: (encoder[1] is not None,
+                                     -encoder[2] / encoder[4].num_train_steps
+                                     if encoder[4] else 0.0))
   tokenizer = wordpiece_tokenizer.WordpieceTokenizer(
       vocab_file, lower_case=settings.lower_case)
   runs = []

@@ -76,9 +76,9 @@ def write_png(path, png):
   tf.io.gfile.rename(path + ".tmp", path, overwrite=True)
 
 
-def write_training_curves(model_dir, output_path=None):
+def write_training_curves(model_dir, output_path=None, title=None):
   """Plots `model_dir`'s log into `output_path` (default beside it); returns it."""
   output_path = output_path or os.path.join(model_dir, FIGURE_FILE)
   write_png(output_path, plot_training_curves(
-      read_metrics_log(model_dir), os.path.basename(os.path.normpath(model_dir))))
+      read_metrics_log(model_dir), title or f"pretraining run {model_dir}"))
   return output_path
