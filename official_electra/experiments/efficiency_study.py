@@ -149,7 +149,10 @@ def _keep_checkpoint(model_dir, step, metrics):
   for name in names:
     tf.io.gfile.copy(os.path.join(model_dir, name),
                      os.path.join(staging, name), overwrite=True)
-  tf.compat.v1.train.update_checkpoint_state(staging, prefix)
+  # An absolute folder keeps the prefix relative in the state file (so the
+  # folder can be renamed); a relative one would make it relative to the
+  # current folder.
+  tf.compat.v1.train.update_checkpoint_state(os.path.abspath(staging), prefix)
   outputs.write_json(os.path.join(staging, PRETRAINING_METRICS_FILE),
                      {"step": step, **metrics})
   tf.io.gfile.rename(staging, kept_dir)

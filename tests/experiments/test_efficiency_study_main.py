@@ -75,18 +75,21 @@ def _command(inputs, output_dir):
           f"--output_dir={output_dir}"]
 
 
-def _run(inputs, output_dir):
-  return subprocess.run(_command(inputs, output_dir), capture_output=True,
-                        text=True, timeout=600, env=_ENVIRONMENT,
-                        cwd=tiny_pretraining.REPO_ROOT)
+def _run(inputs, output_dir, cwd=tiny_pretraining.REPO_ROOT):
+  return subprocess.run(
+      _command(inputs, output_dir), capture_output=True, text=True,
+      timeout=600, cwd=cwd,
+      env=dict(_ENVIRONMENT, PYTHONPATH=str(tiny_pretraining.REPO_ROOT)))
 
 
 @pytest.fixture(scope="module")
 def finished_study(study_inputs, tmp_path_factory):
-  output_dir = tmp_path_factory.mktemp("study") / "study"
-  completed = _run(study_inputs, output_dir)
+  # A relative --output_dir, as users type it (the kept checkpoints must
+  # still be found from their own folders).
+  root = tmp_path_factory.mktemp("study")
+  completed = _run(study_inputs, "study", cwd=root)
   assert completed.returncode == 0, completed.stderr[-3000:]
-  return output_dir, completed
+  return root / "study", completed
 
 
 def _scores(output_dir):
