@@ -25,10 +25,6 @@ DEFAULT_VARIANTS = {
 }
 # Largest spread of the variants' training FLOPs at one kept checkpoint.
 MAX_FLOPS_MISMATCH = 0.01
-# The shape-defining settings a variant may change (others go to training).
-_ARCHITECTURE_SETTINGS = ("objective", "uniform_generator",
-                          "generator_hidden_fraction",
-                          "generator_layers_fraction")
 
 
 class StudyConfigError(ValueError):
@@ -138,8 +134,3 @@ def plan_pretraining(variant_names: Sequence[str],
           "smallest checkpoint fraction")
   return plans
 
-
-def architecture_settings(settings):
-  """The subset of a plan's settings that shapes the model."""
-  return {key: settings[key] for key in _ARCHITECTURE_SETTINGS
-          if key in settings}
