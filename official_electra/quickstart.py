@@ -17,7 +17,6 @@ commands can be reused on real data. Rerunning resumes: finished steps are
 kept (delete --work_dir to start over). About 5 minutes on 2 CPU cores.
 """
 
-import json
 import os
 import statistics
 import subprocess

@@ -196,13 +196,11 @@ def test_a_preempted_then_killed_study_resumes_to_the_same_results(
 
 def test_a_budget_too_small_to_match_flops_is_one_error_line(study_inputs,
                                                              tmp_path):
-  corpus, glue_dir, gin_file = study_inputs
   completed = subprocess.run(
       _command(study_inputs, tmp_path / "small") +
       ["--gin_bindings=efficiency_study.budget_flops=1e8"],
       capture_output=True, text=True, timeout=300, env=_ENVIRONMENT,
       cwd=tiny_pretraining.REPO_ROOT)
-  del corpus, glue_dir, gin_file
   lines = [line for line in completed.stderr.splitlines() if line.strip()]
   assert completed.returncode == 1
   assert lines[-1].startswith("error: budget_flops=1e+08")
