@@ -1,8 +1,20 @@
-"""What the entry points share: finding and parsing gin files, the error line.
+"""What the entry points share: the gin lookup, the error line, exit codes.
 
 A gin file is looked up in the current folder, then in the repository (so
-`--gin_file=gin/small.gin` works from anywhere). Errors a user can fix are one
-`error: ...` line on stderr and exit status 1; `--verbose` shows the traceback.
+`--gin_file=gin/small.gin` works from anywhere).
+
+Exit status of every `python -m` program (official_electra.* and
+tfrecords_tools.*):
+
+- 0: done.
+- 1 (`USER_ERROR_EXIT_STATUS`): an input or setting the user can fix; stderr
+  holds `error: <what, where and the fix>` (with, for some errors, indented
+  detail lines below it) and no traceback. `--verbose` shows the traceback.
+- 75 (`PREEMPTED_EXIT_STATUS`, EX_TEMPFAIL "try again later"): stopped by
+  SIGTERM after saving a checkpoint; stderr holds `preempted: ...`. The work
+  is saved, not done: rerun the same command to resume. Not 0, so a scheduler
+  restarts the job and `train && export` waits.
+- anything else: a bug or a crash (a traceback).
 """
 
 import os
@@ -11,6 +23,12 @@ import sys
 import gin
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+USER_ERROR_EXIT_STATUS = 1
+PREEMPTED_EXIT_STATUS = 75
+
+# gin appends this, and the configurable's signature, to errors raised inside
+# a configurable.
+_GIN_CONTEXT = "\n  In call to configurable"
 
 
 class GinConfigError(ValueError):
@@ -52,14 +70,30 @@ def parse_gin(gin_files, gin_bindings, missing_file_hint, parameters_hint):
   return resolved
 
 
-def exit_with_error(error, verbose):
-  """Prints `error: <first line>` and exits 1 (re-raises with `verbose`).
+def user_message(error):
+  """The error's message without gin's appended call context."""
+  message = str(error).strip()
+  context = message.find(_GIN_CONTEXT)
+  return message[:context].rstrip() if context >= 0 else message
 
-  Call from inside the `except` block. Only the first line is printed: gin
-  appends "In call to configurable ..." lines to errors raised inside a
-  configurable.
+
+def exit_with_error(error, verbose):
+  """Prints `error: <message>` and exits 1 (re-raises with `verbose`).
+
+  Call from inside the `except` block. The message's first line says what is
+  wrong and the fix; some errors add indented detail lines (for example a
+  conversion's missing and unexpected variables), which are kept.
   """
   if verbose:
     raise error
-  print(f"error: {str(error).strip().splitlines()[0]}", file=sys.stderr)
-  sys.exit(1)
+  print(f"error: {user_message(error)}", file=sys.stderr)
+  sys.exit(USER_ERROR_EXIT_STATUS)
+
+
+def exit_preempted(message):
+  """Prints `preempted: <message>` and exits with `PREEMPTED_EXIT_STATUS`.
+
+  The message names the checkpoint and says to rerun the same command.
+  """
+  print(f"preempted: {message}", file=sys.stderr, flush=True)
+  sys.exit(PREEMPTED_EXIT_STATUS)

@@ -24,11 +24,11 @@ architecture comes from `--model_size` or the two `--*_config_json` files (an
 """
 
 import os
-import sys
 
 from absl import app
 from absl import flags
 
+from official_electra import command_line
 from official_electra.conversion import checkpoint_dir
 from official_electra.conversion import converters
 from official_electra.conversion import electra_parts
@@ -160,10 +160,7 @@ def main(argv):
   try:
     print(run(flags.FLAGS))
   except _USER_ERRORS as error:
-    if flags.FLAGS.verbose:
-      raise
-    print(f"error: {error}", file=sys.stderr)
-    sys.exit(1)
+    command_line.exit_with_error(error, flags.FLAGS.verbose)
 
 
 if __name__ == "__main__":

@@ -19,7 +19,6 @@ Variants: `electra`, `mlm`, `electra_15`, `replace_mlm`, `all_tokens_mlm`,
 """
 
 import os
-import sys
 
 from absl import app
 from absl import flags
@@ -44,8 +43,6 @@ from tfrecords_tools import build_pretraining_dataset
 from tfrecords_tools import build_vocab
 
 DEFAULT_GIN_FILE = os.path.join("gin", "experiments", "cpu_efficiency.gin")
-# Exit status after SIGTERM, as fine-tuning's: saved, not done; rerun.
-PREEMPTED_EXIT_STATUS = 75
 
 flags.DEFINE_multi_string("gin_file", None, "Gin files, relative to the "
                           "current folder or the repository; default "
@@ -77,7 +74,7 @@ def study_settings(pretraining=gin.REQUIRED, budget_flops=gin.REQUIRED,
                    variants=None, checkpoint_fractions=(0.25, 0.5, 1.0),
                    warmup_proportion=0.1, num_seeds=3, vocab_size=8192,
                    vocab_max_words=build_vocab.DEFAULT_MAX_WORDS,
-                   lower_case=True, num_shards=8):
+                   lower_case=True, num_shards=8, linear_probe=True):
   """The gin root of the study (see `efficiency_study.StudySettings`).
 
   `variants` adds to (or replaces by name) `study_plan.DEFAULT_VARIANTS`.
@@ -91,7 +88,7 @@ def study_settings(pretraining=gin.REQUIRED, budget_flops=gin.REQUIRED,
       warmup_proportion=warmup_proportion, finetuning=GinFinetuning(),
       num_seeds=num_seeds, vocab_size=vocab_size,
       vocab_max_words=vocab_max_words, lower_case=lower_case,
-      num_shards=num_shards)
+      num_shards=num_shards, linear_probe=linear_probe)
 
 
 GinConfigError = command_line.GinConfigError
@@ -135,9 +132,7 @@ def main(argv):
     command_line.exit_with_error(error, flags.FLAGS.verbose)
   except (efficiency_study.StudyPreempted,
           resumable_training.TrainingPreempted) as preempted:
-    print(f"preempted: {preempted}; rerun the same command to continue",
-          file=sys.stderr)
-    sys.exit(PREEMPTED_EXIT_STATUS)
+    command_line.exit_preempted(preempted)
 
 
 if __name__ == "__main__":

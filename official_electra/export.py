@@ -14,11 +14,11 @@ and exports its discriminator (see official_electra/serving/pretraining_export.p
 official_electra/serving/classifier_export.py).
 """
 
-import sys
 
 from absl import app
 from absl import flags
 
+from official_electra import command_line
 from official_electra.data import glue
 from official_electra.modeling import checkpoints
 from official_electra.serving import classifier_export
@@ -54,10 +54,7 @@ def main(argv):
       raise classifier_export.ExportError(
           "nothing to export: pass --finetuned_dir or --model_dir")
   except _USER_ERRORS as error:
-    if flags.FLAGS.verbose:
-      raise
-    print(f"error: {error}", file=sys.stderr)
-    sys.exit(1)
+    command_line.exit_with_error(error, flags.FLAGS.verbose)
 
 
 if __name__ == "__main__":

@@ -19,7 +19,6 @@ See official_electra/finetuning/README.md.
 """
 
 import os
-import sys
 
 from absl import app
 from absl import flags
@@ -58,9 +57,6 @@ flags.DEFINE_integer("num_seeds", 1, "Fine-tuning runs per task; the median is "
                      "reported (the paper uses 10).", lower_bound=1)
 flags.DEFINE_bool("verbose", False, "Show tracebacks of errors.")
 
-# Exit status after SIGTERM: the work is saved, not done; rerun to resume
-# (EX_TEMPFAIL, "try again later"). Not 0, so `finetune && export` waits.
-PREEMPTED_EXIT_STATUS = 75
 
 GinEncoderConfig = gin.external_configurable(encoder_config.EncoderConfig,
                                              "glue_encoder")
@@ -210,8 +206,7 @@ def main(argv):
   except _USER_ERRORS as error:
     command_line.exit_with_error(error, flags.FLAGS.verbose)
   except resumable_training.TrainingPreempted as preempted:
-    print(f"preempted: {preempted}", file=sys.stderr)
-    sys.exit(PREEMPTED_EXIT_STATUS)
+    command_line.exit_preempted(preempted)
 
 
 if __name__ == "__main__":

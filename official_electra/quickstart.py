@@ -14,10 +14,13 @@
    TF Serving command.
 Each step runs the project's own command line, printed first, so the same
 commands can be reused on real data. Rerunning resumes: finished steps are
-kept (delete --work_dir to start over). About 5 minutes on 2 CPU cores.
+kept (delete --work_dir to start over). A SIGTERM is passed on to the running
+step; after pretraining saves its checkpoint the quickstart exits with status
+75, like the programs it runs (official_electra/command_line.py). About 5 minutes on 2 CPU cores.
 """
 
 import os
+import signal
 import statistics
 import subprocess
 import sys
@@ -26,6 +29,7 @@ import time
 from absl import app
 from absl import flags
 
+from official_electra import command_line
 from official_electra.experiments import training_curves
 from tfrecords_tools import sample_corpus
 
@@ -35,6 +39,8 @@ flags.DEFINE_integer("corpus_bytes", 1_500_000, "Size of the docstring corpus.")
 flags.DEFINE_integer("vocab_size", 4000, "Largest vocabulary size.")
 flags.DEFINE_integer("max_seq_length", 64, "Tokens per example.")
 flags.DEFINE_integer("train_steps", 2000, "Pretraining steps.")
+flags.DEFINE_bool("verbose", False, "Show tracebacks of errors (here and in "
+                  "each step).")
 
 # The final discriminator metrics are the mean of this many log records.
 _FINAL_RECORDS = 10
@@ -42,18 +48,36 @@ _REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 class QuickstartError(RuntimeError):
-  """A step of the quickstart failed; its own error was printed above."""
+  """The work dir is unusable, or a step failed (its error is printed above)."""
+
+
+class QuickstartPreempted(Exception):
+  """A step stopped on SIGTERM after saving its work."""
 
 
 def _run(title, module, *arguments):
+  if flags.FLAGS.verbose:
+    arguments += ("--verbose",)
   command = [sys.executable, "-m", module, *arguments]
   print(f"\n== {title}\n$ python -m {module} " + " ".join(arguments),
         flush=True)
   started = time.monotonic()
-  completed = subprocess.run(command, cwd=_REPO_ROOT, check=False,
-                             env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"))
-  if completed.returncode:
-    raise QuickstartError(f"{title} failed (exit code {completed.returncode})")
+  child = subprocess.Popen(command, cwd=_REPO_ROOT,
+                           env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"))
+  # A SIGTERM sent to the quickstart alone reaches the step that runs.
+  previous = signal.signal(signal.SIGTERM,
+                           lambda signum, frame: child.send_signal(signum))
+  try:
+    returncode = child.wait()
+  finally:
+    signal.signal(signal.SIGTERM, previous)
+  # Pretraining exits 75 after its checkpoint; the data tools die by the
+  # signal, and their rerun redoes only unfinished shards.
+  if returncode in (command_line.PREEMPTED_EXIT_STATUS, -signal.SIGTERM):
+    raise QuickstartPreempted(f"{title} stopped on SIGTERM; finished work is "
+                              "kept, rerun the same command to resume")
+  if returncode:
+    raise QuickstartError(f"{title} failed (exit code {returncode})")
   print(f"({time.monotonic() - started:.0f} s)", flush=True)
 
 
@@ -85,7 +109,11 @@ def run_quickstart(work_dir, corpus_bytes, vocab_size, max_seq_length,
   """Runs the five steps; returns the export folder."""
   started = time.monotonic()
   work_dir = os.path.abspath(work_dir)
-  os.makedirs(work_dir, exist_ok=True)
+  try:
+    os.makedirs(work_dir, exist_ok=True)
+  except OSError as error:
+    raise QuickstartError(f"cannot create --work_dir={work_dir} "
+                          f"({error.strerror}): pass a writable folder") from error
   corpus = os.path.join(work_dir, "corpus.txt")
   vocab_file = os.path.join(work_dir, "vocab.txt")
   data_dir = os.path.join(work_dir, "data")
@@ -133,8 +161,9 @@ def main(argv):
                    flags.FLAGS.vocab_size, flags.FLAGS.max_seq_length,
                    flags.FLAGS.train_steps)
   except (QuickstartError, ValueError, OSError) as error:
-    print(f"error: {error}", file=sys.stderr)
-    sys.exit(1)
+    command_line.exit_with_error(error, flags.FLAGS.verbose)
+  except QuickstartPreempted as preempted:
+    command_line.exit_preempted(preempted)
 
 
 if __name__ == "__main__":

@@ -5,7 +5,9 @@
       --model_dir=runs/small [--strategy=auto] [--mixed_precision=mixed_bfloat16]
 
 Rerunning the same command resumes from the latest checkpoint in --model_dir
-(same data stream, same LR schedule position). `run_pretraining` is the only
+(same data stream, same LR schedule position). On SIGTERM (preemption) it
+saves a checkpoint, prints `preempted: ...` and exits with status 75, as every
+entry point does (official_electra/command_line.py lists the exit codes). `run_pretraining` is the only
 gin-configurable function (`encoder` configures the discriminator's
 `EncoderConfig`); the resolved config is written to `model_dir/config.gin`.
 See docs/training.md.
@@ -115,8 +117,11 @@ def main(argv):
         **overrides)
   except _USER_ERRORS as error:
     command_line.exit_with_error(error, flags.FLAGS.verbose)
-  state = "preempted (SIGTERM) at" if result["preempted"] else "stopped at"
-  print(f"{state} step {result['step']}; checkpoint {result['checkpoint']}")
+  if result["preempted"]:
+    command_line.exit_preempted(
+        f"SIGTERM at step {result['step']}; checkpoint {result['checkpoint']}; "
+        "rerun the same command to resume from it")
+  print(f"stopped at step {result['step']}; checkpoint {result['checkpoint']}")
 
 
 def _gin_has(parameter):

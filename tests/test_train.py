@@ -50,9 +50,11 @@ def _logged_steps(model_dir):
 
 def test_sigterm_saves_and_the_rerun_resumes(tmp_path, pretraining_data):
   model_dir = tmp_path / "run"
+  # No periodic save: a checkpoint can only come from the SIGTERM handler.
   process = subprocess.Popen(
       _command(pretraining_data, model_dir,
-               "run_pretraining.num_train_steps=100000"),
+               "run_pretraining.num_train_steps=100000",
+               "run_pretraining.save_checkpoints_steps=100000"),
       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
       cwd=tiny_pretraining.REPO_ROOT,
       env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"))
@@ -61,10 +63,13 @@ def test_sigterm_saves_and_the_rerun_resumes(tmp_path, pretraining_data):
       process.send_signal(signal.SIGTERM)
       break
   output = process.communicate(timeout=_TIMEOUT_SECONDS)[0]
-  assert process.returncode == 0, output[-3000:]
-  assert "preempted (SIGTERM) at step" in output
-  stopped_step = int(output.split("preempted (SIGTERM) at step ")[1].split(";")[0])
-  assert (model_dir / f"ckpt-{stopped_step}.index").exists()
+  # Saved, not done: the exit status of every entry point after SIGTERM.
+  assert process.returncode == 75, output[-3000:]
+  assert "preempted: SIGTERM at step" in output
+  stopped_step = int(output.split("preempted: SIGTERM at step ")[1].split(";")[0])
+  assert stopped_step >= 2
+  assert sorted(path.name for path in model_dir.glob("ckpt-*.index")) == [
+      f"ckpt-{stopped_step}.index"]
   assert (model_dir / "config.gin").read_text().count("run_pretraining.") > 5
 
   rerun = _run(_command(pretraining_data, model_dir,
@@ -72,8 +77,15 @@ def test_sigterm_saves_and_the_rerun_resumes(tmp_path, pretraining_data):
                         f"run_pretraining.stop_after_steps={stopped_step + 2}"))
   assert rerun.returncode == 0, rerun.stderr[-3000:]
   assert f"stopped at step {stopped_step + 2}" in rerun.stdout
+  # The rerun starts after the saved step (a restart from step 0 would log
+  # steps 1, 2, ... again).
+  rerun_steps = [int(line.split(":")[0].split()[1])
+                 for line in rerun.stdout.splitlines()
+                 if line.startswith("step ")]
+  assert rerun_steps == [stopped_step + 1, stopped_step + 2], rerun.stdout
   steps = _logged_steps(model_dir)
   assert steps[-2:] == [stopped_step + 1, stopped_step + 2]
+  assert steps.count(1) == 1
 
   changed = _run(_command(pretraining_data, model_dir,
                           "run_pretraining.num_train_steps=100000",

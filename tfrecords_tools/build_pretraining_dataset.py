@@ -42,6 +42,7 @@ import time
 from absl import app
 from absl import flags
 
+from official_electra import command_line
 from official_electra.data import dataset_info as dataset_info_lib
 from official_electra.tokenization import vocabulary as vocabulary_lib
 from tfrecords_tools import corpus_reader
@@ -303,10 +304,7 @@ def main(argv) -> None:
         seed=FLAGS.seed)
   except (BuildError, vocabulary_lib.VocabularyError,
           dataset_info_lib.DatasetInfoError) as error:
-    if FLAGS.verbose:
-      raise
-    _log(f"error: {error}")
-    sys.exit(1)
+    command_line.exit_with_error(error, FLAGS.verbose)
 
 
 if __name__ == "__main__":

@@ -19,6 +19,7 @@ from absl import flags
 import tensorflow as tf
 from tensorflow_text.tools.wordpiece_vocab import wordpiece_tokenizer_learner_lib
 
+from official_electra import command_line
 from official_electra.tokenization import bert_text_normalization
 from official_electra.tokenization import vocabulary as vocabulary_lib
 from tfrecords_tools import corpus_reader
@@ -125,10 +126,7 @@ def main(argv) -> None:
     tokens = build_vocab(FLAGS.input, FLAGS.output, FLAGS.vocab_size,
                          FLAGS.lower_case, FLAGS.max_words)
   except (BuildError, vocabulary_lib.VocabularyError) as error:
-    if FLAGS.verbose:
-      raise
-    print(f"error: {error}", file=sys.stderr)
-    sys.exit(1)
+    command_line.exit_with_error(error, FLAGS.verbose)
   print(f"wrote {len(tokens)} tokens to {FLAGS.output}", file=sys.stderr)
 
 

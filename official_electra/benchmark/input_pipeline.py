@@ -11,12 +11,12 @@ feed well over 100/s to stay out of the way. Data that does not fit the flags
 line (the loader's checks), `--verbose` for the traceback.
 """
 
-import sys
 import time
 
 from absl import app
 from absl import flags
 
+from official_electra import command_line
 from official_electra.data import dataset_info
 from official_electra.data import pretraining_dataloader
 from official_electra.tokenization import vocabulary
@@ -42,10 +42,7 @@ def main(argv) -> None:
         FLAGS.file_pattern, FLAGS.batch_size, FLAGS.max_seq_length, seed=0,
         vocab_file=FLAGS.vocab_file)
   except _USER_ERRORS as error:
-    if FLAGS.verbose:
-      raise
-    print(f"error: {error}", file=sys.stderr)
-    sys.exit(1)
+    command_line.exit_with_error(error, FLAGS.verbose)
   iterator = iter(dataset)
   for _ in range(20):
     next(iterator)
