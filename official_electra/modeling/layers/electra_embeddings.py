@@ -56,19 +56,26 @@ class ElectraEmbeddings(tf_keras.layers.Layer):
     self.dropout = mask_dropout.MaskDropout(dropout_rate)
 
   def build(self, input_shape):
-    initializer = tf_keras.initializers.TruncatedNormal(
-        stddev=self.initializer_range)
+    def initializer():
+      # One initializer per table: an unseeded tf_keras initializer draws
+      # the same stream at every call, which made the position embeddings
+      # a copy of the first rows of the word embeddings (position p = token
+      # id p) and the token types a copy of [PAD] and [UNK]. The original
+      # draws every table independently.
+      return tf_keras.initializers.TruncatedNormal(
+          stddev=self.initializer_range)
+
     self.word_embeddings = self.add_weight(
         "word_embeddings", shape=(self.vocab_size, self.embedding_size),
-        initializer=initializer)
+        initializer=initializer())
     self.position_embeddings = self.add_weight(
         "position_embeddings",
         shape=(self.max_position_embeddings, self.embedding_size),
-        initializer=initializer)
+        initializer=initializer())
     self.token_type_embeddings = self.add_weight(
         "token_type_embeddings",
         shape=(self.type_vocab_size, self.embedding_size),
-        initializer=initializer)
+        initializer=initializer())
     with tf.name_scope(self.layer_norm.name):
       self.layer_norm.build((None, None, self.embedding_size))
     super().build(input_shape)
