@@ -10,7 +10,10 @@ a randomly initialised encoder at zero FLOPs. One call:
 3. fine-tunes a random initialisation and every kept checkpoint (the whole
    budget's first, then the smaller fractions) on each task with several
    seeds (the median over seeds is the score);
-4. writes `results.json`, `results.md` and `results.png` (`study_report`).
+4. probes every encoder frozen (`linear_probe`: a linear model on its
+   features, no fine-tuning), to tell what pretraining learned from how well
+   the weights fine-tune;
+5. writes `results.json`, `results.md` and `results.png` (`study_report`).
 
 Layout of `output_dir`:
 
@@ -20,6 +23,7 @@ Layout of `output_dir`:
                                      architecture.json, vocab.txt and the
                                      pretraining metrics at that step
     finetune/<encoder>/<TASK>/seed_<s>/   fine-tuning runs (resumable)
+    probe/<encoder>/<TASK>.json      linear-probe dev metrics
     results.json, results.md, results.png
 
 Rerunning continues where a run stopped: finished pretraining segments and
@@ -35,7 +39,9 @@ import time
 from typing import Callable, Optional, Sequence
 
 import tensorflow as tf
+import tf_keras
 
+from official_electra.experiments import linear_probe
 from official_electra.experiments import study_plan
 from official_electra.experiments import study_report
 from official_electra.experiments import training_curves
@@ -43,6 +49,7 @@ from official_electra.finetuning import outputs
 from official_electra.finetuning import tasks as tasks_lib
 from official_electra.finetuning import trainer
 from official_electra.modeling import checkpoints
+from official_electra.modeling import encoder_config as encoder_config_lib
 from official_electra.tokenization import wordpiece_tokenizer
 from official_electra.training import pretraining_run
 from tfrecords_tools import build_pretraining_dataset
@@ -79,6 +86,7 @@ class StudySettings:
       learner reads (`build_vocab.build_vocab`'s `max_words`).
     lower_case: lower-case and strip accents.
     num_shards: record files of the built dataset.
+    linear_probe: also probe each encoder frozen (`linear_probe`).
   """
   encoder: object
   pretraining: dict
@@ -93,6 +101,7 @@ class StudySettings:
   vocab_max_words: int = build_vocab.DEFAULT_MAX_WORDS
   lower_case: bool = True
   num_shards: int = 8
+  linear_probe: bool = True
 
 
 def prepare_data(corpus, output_dir, settings, vocab_file=None, log=print):
@@ -230,7 +239,8 @@ def _pretrain(plan, model_dir, data_dir, vocab_file, encoder, strategy,
           progress_bar=False, **plan.settings)
       if result["preempted"]:
         raise StudyPreempted(f"pretraining {plan.name} stopped at step "
-                             f"{result['step']} (checkpoint saved)")
+                             f"{result['step']} (checkpoint saved); rerun the "
+                             "same command to continue")
       _keep_checkpoint(model_dir, step,
                        _pretraining_metrics_at(model_dir, step))
       progress.pretrained(plan.train_flops_at(step - first_step),
@@ -346,11 +356,66 @@ def run_study(output_dir: str, corpus: str, glue_dir: str,
       results = _results(runs, plans, encoder, settings, task_names,
                          time.monotonic() - started)
       study_report.write_report(output_dir, results)
+  if settings.linear_probe:
+    probes = _probe(encoders, encoder, task_names, glue_dir, tokenizer,
+                    settings.finetuning, os.path.join(output_dir, "probe"), log)
+    results = _results(runs, plans, encoder, settings, task_names,
+                       time.monotonic() - started, probes)
+    study_report.write_report(output_dir, results)
   log(f"[study] done in {_minutes(time.monotonic() - started)}: "
       f"{os.path.join(output_dir, study_report.RESULTS_FILE)}, "
       f"{os.path.join(output_dir, study_report.TABLE_FILE)}, "
       f"{os.path.join(output_dir, study_report.FIGURE_FILE)}")
   return results
+
+
+def _probe(encoders, random_encoder, task_names, glue_dir, tokenizer,
+           hyperparameters, probe_dir, log):
+  """Linear probes of every encoder on every task (cached per task)."""
+  rows = []
+  encoded = {}
+  for variant, kept_dir, step, train_flops, _ in encoders:
+    encoder_id = (RANDOM_INIT if kept_dir is None
+                  else f"{variant}_step_{step}")
+    network = None
+    for task_name in task_names:
+      path = os.path.join(probe_dir, encoder_id, f"{task_name}.json")
+      if tf.io.gfile.exists(path):
+        task_metrics = outputs.read_json(path)
+      else:
+        if task_name not in encoded:
+          encoded[task_name] = trainer.encode_task(
+              tasks_lib.get_task(task_name), glue_dir, tokenizer,
+              hyperparameters, with_test=False)
+        if network is None:
+          network = _frozen_encoder(random_encoder, kept_dir)
+        task_metrics = linear_probe.probe_task(network, encoded[task_name])
+        outputs.write_json(path, task_metrics)
+      score_key = tasks_lib.get_task(task_name).score_key
+      for feature, values in task_metrics.items():
+        rows.append({"variant": variant, "step": step,
+                     "train_flops": train_flops, "task": task_name,
+                     "feature": feature, "metric": score_key,
+                     "score": values[score_key]})
+      log(f"[study] probed {encoder_id} on {task_name}: " + ", ".join(
+          f"{feature} {values[score_key]:.4f}"
+          for feature, values in task_metrics.items()))
+  return rows
+
+
+def _frozen_encoder(random_encoder, kept_dir):
+  """The kept checkpoint's discriminator, or a random one (seed 0)."""
+  if kept_dir is None:
+    tf_keras.utils.set_random_seed(0)
+    config = random_encoder
+  else:
+    config = checkpoints.recorded_encoder_config(kept_dir)
+  network = encoder_config_lib.build_encoder(config)
+  network({key: tf.zeros([1, 2], tf.int32) for key in
+           ("input_word_ids", "input_mask", "input_type_ids")})
+  if kept_dir is not None:
+    checkpoints.restore_discriminator(network, kept_dir)
+  return network
 
 
 def _task_runs(summary, variant, plan, step, train_flops, pretraining_metrics):
@@ -370,7 +435,8 @@ def _task_runs(summary, variant, plan, step, train_flops, pretraining_metrics):
   } for seed, metrics in summary["seeds"].items()]
 
 
-def _results(runs, plans, encoder, settings, task_names, wall_seconds):
+def _results(runs, plans, encoder, settings, task_names, wall_seconds,
+             probes=None):
   return {
       "tasks": list(task_names),
       "variants": [{"name": plan.name, "settings": plan.settings,
@@ -385,4 +451,5 @@ def _results(runs, plans, encoder, settings, task_names, wall_seconds):
       "wall_seconds_this_process": round(wall_seconds, 1),
       "runs": runs,
       "summary": study_report.summarize(runs, task_names),
+      "probes": probes or [],
   }

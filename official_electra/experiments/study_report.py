@@ -82,7 +82,37 @@ def format_table(results):
                "of the task medians; disc AUC and gen/MLM acc: pretraining "
                "metrics at the checkpoint (generator accuracy for ELECTRA, "
                "the MLM's own for MLM).")
+  if results.get("probes"):
+    lines += ["", format_probe_table(results)]
   return "\n".join(lines) + "\n"
+
+
+def format_probe_table(results):
+  """The linear probes (frozen encoders) as a markdown table (x 100)."""
+  tasks = results["tasks"]
+  scores = {}
+  order = []
+  for probe in results["probes"]:
+    key = (probe["variant"], probe["step"], probe["train_flops"])
+    if key not in scores:
+      order.append(key)
+    scores.setdefault(key, {})[(probe["task"], probe["feature"])] = (
+        probe["score"])
+  order.sort(key=lambda key: (key[0] != RANDOM_INIT, key[0], key[2]))
+  header = ["variant", "step", "train FLOPs"] + tasks
+  lines = ["Linear probes of the frozen encoders (dev score x 100 of a linear "
+           "model on the [CLS] state / on the mean of the token states; no "
+           "fine-tuning):", "",
+           "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+  for key in order:
+    cells = [key[0], str(key[1]), f"{key[2]:.3g}"]
+    for task in tasks:
+      first = scores[key].get((task, "first_token"))
+      mean = scores[key].get((task, "mean"))
+      cells.append("" if first is None or mean is None else
+                   f"{100 * first:.1f} / {100 * mean:.1f}")
+    lines.append("| " + " | ".join(cells) + " |")
+  return "\n".join(lines)
 
 
 def plot(results):

@@ -7,6 +7,7 @@ and MLM to the same FLOPs, two kept checkpoints each, one seed.
 import json
 import os
 import random
+import shutil
 import signal
 import subprocess
 import sys
@@ -115,6 +116,20 @@ def test_the_study_writes_results_table_and_figure(finished_study):
       assert 0.0 <= run["pretraining"]["disc_auc"] <= 1.0
   table = (output_dir / "results.md").read_text()
   assert "| random_init | 0 |" in table and "| electra |" in table
+  # Every encoder is also probed frozen, with both features.
+  probed = sorted({(probe["variant"], probe["step"], probe["feature"])
+                   for probe in results["probes"]})
+  assert probed == sorted(
+      (variant, step, feature)
+      for variant, step in {(run["variant"], run["step"])
+                            for run in results["runs"]}
+      for feature in ("first_token", "mean"))
+  for probe in results["probes"]:
+    assert probe["task"] == "SST-2" and 0.0 <= probe["score"] <= 1.0
+    assert (output_dir / "probe" / (
+        "random_init" if probe["variant"] == "random_init"
+        else f"{probe['variant']}_step_{probe['step']}") / "SST-2.json").exists()
+  assert "Linear probes of the frozen encoders" in table
   png = (output_dir / "results.png").read_bytes()
   assert png.startswith(b"\x89PNG") and len(png) > 5000
   assert "[study] done" in completed.stdout
@@ -154,6 +169,58 @@ def test_a_rerun_skips_every_finished_part(finished_study, study_inputs):
   assert sorted(output_dir.glob("pretrain/*/ckpt-*.index")) == (
       checkpoints_before)
   assert _scores(output_dir) == scores
+  assert "probed" in completed.stdout  # from the cached probe files
+
+
+def test_the_study_runs_unchanged_on_other_glue_tasks(finished_study,
+                                                      study_inputs, tmp_path):
+  # A regression task and a pair task, made up here, on a copy of the
+  # finished study: pretraining is reused, each task gets its own metric.
+  output_dir = tmp_path / "study"
+  shutil.copytree(finished_study[0], output_dir)
+  corpus, _, gin_file = study_inputs
+  glue_dir = tmp_path / "glue"
+  rng = random.Random(1)
+  for task in ("STS-B", "RTE"):
+    (glue_dir / task).mkdir(parents=True)
+    for split, size in (("train", 64), ("dev", 32)):
+      rows = []
+      for index in range(size):
+        word = rng.choice(_POSITIVE + _NEGATIVE)
+        first, second = f"the film is {word} .", f"it is {rng.choice(_POSITIVE)} ."
+        if task == "STS-B":
+          score = 5.0 if word in _POSITIVE else rng.uniform(0, 2)
+          rows.append(f"{index}\tg\tf\t2012\t{index}\ts1\ts2\t{first}\t"
+                      f"{second}\t{score:.2f}")
+        else:
+          label = "entailment" if word in _POSITIVE else "not_entailment"
+          rows.append(f"{index}\t{first}\t{second}\t{label}")
+      header = ("index\tgenre\tfilename\tyear\told_index\tsource1\tsource2\t"
+                "sentence1\tsentence2\tscore" if task == "STS-B" else
+                "index\tsentence1\tsentence2\tlabel")
+      (glue_dir / task / f"{split}.tsv").write_text(
+          header + "\n" + "\n".join(rows) + "\n")
+  completed = subprocess.run(
+      [sys.executable, "-m", "official_electra.efficiency_study",
+       f"--gin_file={gin_file}", f"--corpus={corpus}",
+       f"--glue_dir={glue_dir}", "--tasks=STS-B,RTE",
+       "--variants=electra,mlm", f"--output_dir={output_dir}"],
+      capture_output=True, text=True, timeout=600,
+      cwd=tiny_pretraining.REPO_ROOT,
+      env=dict(_ENVIRONMENT, PYTHONPATH=str(tiny_pretraining.REPO_ROOT)))
+  assert completed.returncode == 0, completed.stderr[-3000:]
+  assert "pretrained" not in completed.stdout
+  results = json.loads((output_dir / "results.json").read_text())
+  assert results["tasks"] == ["STS-B", "RTE"]
+  metrics = {(run["task"], run["metric"]) for run in results["runs"]}
+  assert metrics == {("STS-B", "spearman"), ("RTE", "accuracy")}
+  assert len(results["runs"]) == 2 * 5  # random init + 4 kept, one seed
+  for run in results["runs"]:
+    assert -1.0 <= run["score"] <= 1.0
+  assert {(probe["task"], probe["metric"]) for probe in results["probes"]} == (
+      metrics)
+  table = (output_dir / "results.md").read_text()
+  assert "STS-B (spearman)" in table and "RTE (accuracy)" in table
 
 
 def _start(inputs, output_dir):
