@@ -4,8 +4,9 @@ An imported directory holds `ckpt-0.*` and `checkpoint` (written by a
 `tf.train.CheckpointManager`, so `--init_checkpoint=DIR` finds it),
 `vocab.txt` when a vocabulary was given, and the architecture:
 
-- with both towers, whose generator is the discriminator's config scaled by
-  a fraction (as every ELECTRA model), `architecture.json` in the format
+- with both towers, whose generator is sized from the discriminator's config
+  by a width and depth fraction as the original sizes it (as every ELECTRA
+  model; `EncoderConfig.scaled`), `architecture.json` in the format
   `official_electra.train` writes (`training/architecture.py`): the
   directory is then a pretraining model_dir like any other;
 - otherwise `encoder_config.json` (the discriminator's `EncoderConfig`) and/or
@@ -38,8 +39,9 @@ def pretraining_architecture(discriminator_config, generator_config,
                              special_token_ids, lower_case):
   """The training `PretrainingArchitecture` of two towers, or None.
 
-  None when a tower is absent or the generator is not the discriminator's
-  config scaled by a width and depth fraction (`EncoderConfig.scaled`).
+  None when a tower is absent or the generator is not what
+  `EncoderConfig.scaled` (the original's `get_generator_config`) makes of the
+  discriminator's config at some width and depth fraction.
   """
   if discriminator_config is None or generator_config is None:
     return None

@@ -7,6 +7,11 @@ from official_electra.modeling.layers import electra_embeddings
 from official_electra.modeling.networks import electra_encoder
 
 
+# How `EncoderConfig.scaled` sizes a generator (see there).
+GENERATOR_SIZING = "original"
+LEGACY_GENERATOR_SIZING = "every_width_times_fraction"
+
+
 @dataclasses.dataclass(frozen=True)
 class EncoderConfig:
   """Architecture of an `ElectraEncoder` (the discriminator's, by convention).
@@ -26,16 +31,27 @@ class EncoderConfig:
   initializer_range: float = 0.02
   layer_norm_epsilon: float = 1e-12
 
-  def scaled(self, hidden_fraction, layers_fraction=1.0):
-    """The generator's config: hidden size, FFN and heads times a fraction.
+  def scaled(self, hidden_fraction, layers_fraction=1.0,
+             sizing=GENERATOR_SIZING):
+    """The generator's config, sized as the original sizes it.
 
-    The original (configure_pretraining.py, `generator_hidden_size`) scales the
-    hidden size, the FFN width and the number of heads by the same fraction,
-    and keeps the embedding size.
+    The original (run_pretraining.py, `get_generator_config`; the fractions
+    are configure_pretraining.py's `generator_hidden_size` and
+    `generator_layers`) rounds the hidden size and the number of layers times
+    their fractions, then sets the FFN width to 4 x the generator's hidden
+    size and the heads to `max(1, hidden // 64)`, whatever the
+    discriminator's FFN width and heads; the embedding size and everything
+    else are the discriminator's. For the paper's sizes (Small 1/4, Base 1/3,
+    Large 1/4, Small++ 1.0) this is the same as scaling the FFN and heads by
+    the fraction.
 
     Args:
       hidden_fraction: e.g. 0.25 for Small, 1/3 for Base, 1.0 for Small++.
       layers_fraction: fraction of the layers (1.0 in the paper).
+      sizing: `GENERATOR_SIZING` (the original's rule above), or
+        `LEGACY_GENERATOR_SIZING`: FFN and heads times the fraction too, the
+        rule of model_dirs written before 2026-12-02 (their
+        architecture.json has no `generator_sizing`), so they still load.
 
     Returns:
       A new `EncoderConfig`.
@@ -43,13 +59,24 @@ class EncoderConfig:
     if not 0.0 < hidden_fraction <= 1.0 or not 0.0 < layers_fraction <= 1.0:
       raise ValueError("generator fractions must be in (0, 1], got "
                        f"{hidden_fraction} and {layers_fraction}")
+    hidden_size = max(1, round(self.hidden_size * hidden_fraction))
+    num_layers = max(1, round(self.num_layers * layers_fraction))
+    if sizing == LEGACY_GENERATOR_SIZING:
+      return dataclasses.replace(
+          self, hidden_size=hidden_size, num_layers=num_layers,
+          intermediate_size=max(
+              1, round(self.intermediate_size * hidden_fraction)),
+          num_attention_heads=max(
+              1, round(self.num_attention_heads * hidden_fraction)))
+    if sizing != GENERATOR_SIZING:
+      raise ValueError(f"unknown generator sizing {sizing!r}; use "
+                       f"{GENERATOR_SIZING!r} or {LEGACY_GENERATOR_SIZING!r}")
     return dataclasses.replace(
         self,
-        hidden_size=max(1, round(self.hidden_size * hidden_fraction)),
-        intermediate_size=max(1, round(self.intermediate_size * hidden_fraction)),
-        num_attention_heads=max(
-            1, round(self.num_attention_heads * hidden_fraction)),
-        num_layers=max(1, round(self.num_layers * layers_fraction)))
+        hidden_size=hidden_size,
+        intermediate_size=4 * hidden_size,
+        num_attention_heads=max(1, hidden_size // 64),
+        num_layers=num_layers)
 
   def to_json(self):
     return json.dumps(dataclasses.asdict(self), indent=2, sort_keys=True)

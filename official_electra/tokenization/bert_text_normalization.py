@@ -5,8 +5,10 @@ remove NUL, U+FFFD and control/format/unassigned characters; every Unicode
 space becomes a word boundary; CJK ideographs become words of their own;
 when lower-casing, Unicode lower case then NFD with the combining marks (Mn)
 removed; every punctuation character (Unicode P* and ASCII symbols) becomes a
-word of its own; words longer than 100 characters become `[UNK]`, as BERT's
-WordPiece step does.
+word of its own; words longer than 200 characters become `[UNK]`, as the
+WordPiece step of ELECTRA's `model/tokenization.py` does
+(`WordpieceTokenizer`, `max_input_chars_per_word=200`; Hugging Face's
+tokenizers use 100).
 
 tensorflow-text's own lower-casing (NFKC_Casefold) is not used: it folds
 full-width punctuation to ASCII, which BERT does not (ELECTRA_REFERENCE.md
@@ -21,7 +23,8 @@ differently by Python's `unicodedata` (BERT's reference) and by RE2/ICU here.
 import tensorflow as tf
 import tensorflow_text as tf_text
 
-MAX_CHARS_PER_WORD = 100
+# google-research/electra model/tokenization.py, WordpieceTokenizer.__init__.
+MAX_CHARS_PER_WORD = 200
 UNKNOWN_WORD = "[UNK]"
 
 # Everything that is not a letter, mark, number, punctuation, symbol or
@@ -65,8 +68,8 @@ def split_words(texts: tf.Tensor, lower_case: bool) -> tf.RaggedTensor:
     lower_case: as in `normalize_text`.
 
   Returns:
-    tf.string RaggedTensor `[batch, (words)]`; a word longer than 100
-    characters is replaced by `[UNK]`.
+    tf.string RaggedTensor `[batch, (words)]`; a word longer than
+    `MAX_CHARS_PER_WORD` (200) characters is replaced by `[UNK]`.
   """
   words = tf.strings.split(normalize_text(texts, lower_case))
   too_long = tf.strings.length(words.flat_values,

@@ -11,7 +11,9 @@ from official_electra.tokenization import bert_text_normalization
 from official_electra.tokenization import input_packing
 from official_electra.tokenization import vocabulary as vocabulary_lib
 
-# Words reaching WordPiece have at most 100 characters, so at most 400 bytes.
+# Words reaching WordPiece have at most MAX_CHARS_PER_WORD (200) characters,
+# so at most 800 UTF-8 bytes: the byte limit never turns a shorter word to
+# [UNK] by itself.
 _MAX_BYTES_PER_WORD = 4 * bert_text_normalization.MAX_CHARS_PER_WORD
 
 
@@ -23,7 +25,9 @@ class WordpieceTokenizer(tf.Module):
   (no lower-casing, no pre-tokenisation of its own) maps words to ids. The same
   graph serves the fast batch path (`tokenize_to_numpy`, for preprocessing) and
   the in-graph path (`tokenize`, inside `tf.function`, `tf.data` or a
-  SavedModel signature), so both give identical ids.
+  SavedModel signature), so both give identical ids. A word longer than 200
+  characters becomes `[UNK]`, as in the original's
+  `model/tokenization.py` (`WordpieceTokenizer`); Hugging Face's limit is 100.
 
   Example:
     tokenizer = WordpieceTokenizer("vocab.txt", lower_case=True)

@@ -40,6 +40,8 @@ class PretrainingArchitecture:
     special_token_ids: ids of `[PAD] [UNK] [CLS] [SEP] [MASK]`.
     lower_case: whether the vocabulary is uncased (text lower-cased and
       accents stripped before WordPiece), for the export's tokenizer.
+    generator_sizing: the rule `EncoderConfig.scaled` sizes the generator
+      by; an architecture.json without it was written under the legacy rule.
   """
   encoder: encoder_config_lib.EncoderConfig
   generator_hidden_fraction: float
@@ -50,6 +52,7 @@ class PretrainingArchitecture:
   mask_prob: float
   special_token_ids: dict
   lower_case: bool = True
+  generator_sizing: str = encoder_config_lib.GENERATOR_SIZING
 
   @property
   def max_predictions_per_seq(self):
@@ -64,7 +67,8 @@ class PretrainingArchitecture:
     if not self.has_generator_network:
       return None
     return self.encoder.scaled(self.generator_hidden_fraction,
-                               self.generator_layers_fraction)
+                               self.generator_layers_fraction,
+                               self.generator_sizing)
 
   def to_dict(self):
     return dataclasses.asdict(self)
@@ -74,14 +78,20 @@ class PretrainingArchitecture:
     values = dict(values)
     values["encoder"] = encoder_config_lib.EncoderConfig.from_dict(
         values["encoder"])
+    values.setdefault("generator_sizing",
+                      encoder_config_lib.LEGACY_GENERATOR_SIZING)
     return cls(**values)
 
 
 def build_pretrainer(architecture, seed, generator_loss_weight=1.0,
-                     discriminator_loss_weight=50.0, temperature=1.0):
+                     discriminator_loss_weight=50.0, temperature=1.0,
+                     disallow_correct=False,
+                     masking_draws="without_replacement"):
   """A new `ElectraPretrainer` whose towers share one embedding block.
 
-  Build it inside the strategy's scope.
+  Build it inside the strategy's scope. The sampling and masking options
+  (`disallow_correct`, `masking_draws`) change no weight, so they are not
+  part of the recorded architecture.
   """
   embeddings = encoder_config_lib.build_embeddings(architecture.encoder)
   discriminator = encoder_config_lib.build_encoder(
@@ -101,7 +111,8 @@ def build_pretrainer(architecture, seed, generator_loss_weight=1.0,
       generator_loss_weight=generator_loss_weight,
       discriminator_loss_weight=discriminator_loss_weight,
       temperature=temperature, uniform_generator=architecture.uniform_generator,
-      seed=seed, name="electra_pretrainer")
+      seed=seed, disallow_correct=disallow_correct,
+      masking_draws=masking_draws, name="electra_pretrainer")
 
 
 def read_architecture(model_dir):

@@ -4,6 +4,7 @@
 programs call it with explicit arguments.
 """
 
+import dataclasses
 import os
 import shutil
 import tempfile
@@ -15,6 +16,7 @@ import tf_keras
 from official_electra.data import dataset_info
 from official_electra.data import pretraining_dataloader
 from official_electra.modeling import checkpoints
+from official_electra.modeling.layers import dynamic_masking
 from official_electra.optimization import optimizer_factory
 from official_electra.tokenization import vocabulary as vocabulary_lib
 from official_electra.training import architecture as architecture_lib
@@ -42,7 +44,9 @@ def run_pretraining(
     uniform_generator=False, lower_case=True, learning_rate=5e-4,
     num_warmup_steps=10000, optimizer="adamw", weight_decay_rate=0.01,
     generator_loss_weight=1.0, discriminator_loss_weight=50.0,
-    temperature=1.0, save_checkpoints_steps=1000, keep_checkpoint_max=5,
+    temperature=1.0, disallow_correct=False,
+    masking_draws="without_replacement", save_checkpoints_steps=1000,
+    keep_checkpoint_max=5,
     steps_per_execution=1, print_every_steps=100, shuffle_buffer_size=10000,
     seed=0, stop_after_steps=None, init_checkpoint=None,
     mixed_precision="float32", jit_compile=False, progress_bar=True,
@@ -72,6 +76,10 @@ def run_pretraining(
     generator_loss_weight: weight of the generator's MLM loss.
     discriminator_loss_weight: weight of the RTD loss (50 in the paper).
     temperature: sampling temperature.
+    disallow_correct: never sample the original token at a masked slot (the
+      original's option of that name; off in the paper).
+    masking_draws: `without_replacement` (distinct masked positions) or the
+      original's `with_replacement` draws (`DynamicMasking`).
     save_checkpoints_steps: checkpoint cadence.
     keep_checkpoint_max: checkpoints kept.
     steps_per_execution: steps per `tf.function` call (and per log record).
@@ -100,6 +108,11 @@ def run_pretraining(
     raise TrainingConfigError(
         f"train_batch_size={train_batch_size} does not split over "
         f"{strategy.num_replicas_in_sync} replicas: use a multiple of it")
+  if masking_draws not in dynamic_masking.DRAWS:
+    raise TrainingConfigError(
+        f"masking_draws={masking_draws!r} is not one of "
+        f"{', '.join(dynamic_masking.DRAWS)}: fix "
+        "run_pretraining.masking_draws")
   vocabulary = vocabulary_lib.load_vocabulary(vocab_file)
   if vocabulary.size != encoder.vocab_size:
     raise TrainingConfigError(
@@ -118,6 +131,10 @@ def run_pretraining(
   recorded = architecture_lib.read_architecture(model_dir)
   latest = tf.train.latest_checkpoint(model_dir)
   if recorded is not None and latest is not None:
+    # A run resumes with the generator sizing its checkpoint was built by
+    # (model_dirs from before the original's rule keep the legacy one).
+    architecture = dataclasses.replace(
+        architecture, generator_sizing=recorded.generator_sizing)
     architecture_lib.check_same_architecture(model_dir, recorded, architecture)
   if chief:
     architecture_lib.write_architecture(model_dir, architecture)
@@ -131,7 +148,8 @@ def run_pretraining(
   with strategy.scope():
     pretrainer = architecture_lib.build_pretrainer(
         architecture, seed, generator_loss_weight, discriminator_loss_weight,
-        temperature)
+        temperature, disallow_correct=disallow_correct,
+        masking_draws=masking_draws)
     train_optimizer = optimizer_factory.create_optimizer(
         optimizer, learning_rate, num_train_steps, num_warmup_steps,
         weight_decay_rate)

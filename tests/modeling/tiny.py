@@ -42,7 +42,8 @@ def batch(batch_size=8, seq_len=24, padded_rows=4, real_len=16, pattern=True,
 
 def pretrainer(objective="electra", config=TINY, generator_fraction=0.5,
                uniform_generator=False, seed=1, max_predictions_per_seq=4,
-               untied_generator_embeddings=False):
+               untied_generator_embeddings=False, disallow_correct=False,
+               masking_draws="without_replacement"):
   """A tiny `ElectraPretrainer` with a tied (or untied) generator."""
   embeddings = encoder_config.build_embeddings(config)
   discriminator = encoder_config.build_encoder(config, embeddings,
@@ -56,4 +57,5 @@ def pretrainer(objective="electra", config=TINY, generator_fraction=0.5,
       discriminator, generator, mask_token_id=MASK_ID,
       excluded_token_ids=SPECIAL_IDS,
       max_predictions_per_seq=max_predictions_per_seq, objective=objective,
-      uniform_generator=uniform_generator, seed=seed)
+      uniform_generator=uniform_generator, seed=seed,
+      disallow_correct=disallow_correct, masking_draws=masking_draws)

@@ -1,5 +1,6 @@
 """Tests of WordpieceTokenizer: parity with BERT's reference, both paths."""
 
+import random
 import unicodedata
 from unittest import mock
 
@@ -11,6 +12,9 @@ from official_electra.tokenization import WordpieceTokenizer
 from tests.tokenization import varied_text
 
 _SAMPLE_LINES = 1500
+# google-research/electra model/tokenization.py, WordpieceTokenizer.__init__
+# (`max_input_chars_per_word=200`); Hugging Face's tokenizers default to 100.
+_ORIGINAL_MAX_INPUT_CHARS_PER_WORD = 200
 
 
 class _UnicodedataWithoutNfc:
@@ -33,6 +37,8 @@ def _bert_reference_ids(vocab_file, lower_case, lines):
   reference = transformers.BertTokenizer(
       str(vocab_file), do_lower_case=lower_case, tokenize_chinese_chars=True,
       strip_accents=None)
+  reference.wordpiece_tokenizer.max_input_chars_per_word = (
+      _ORIGINAL_MAX_INPUT_CHARS_PER_WORD)
   with mock.patch.object(tokenization_bert, "unicodedata",
                          _UnicodedataWithoutNfc()):
     return [
@@ -73,6 +79,8 @@ def test_ids_equal_hugging_face_bert_wordpiece_tokenizer(tokenizer,
   reference = tokenizers.BertWordPieceTokenizer(
       str(bert_vocab_file), lowercase=tokenizer.lower_case, clean_text=True,
       handle_chinese_chars=True, strip_accents=None)
+  model = reference._tokenizer.model  # pylint: disable=protected-access
+  model.max_input_chars_per_word = _ORIGINAL_MAX_INPUT_CHARS_PER_WORD
   reference_ids = [encoding.ids[1:-1]
                    for encoding in reference.encode_batch(lines)]
   assert _our_ids(tokenizer, lines) == reference_ids
@@ -96,8 +104,66 @@ def test_in_graph_path_equals_fast_path(tokenizer):
 
 def test_known_ids(bert_vocab_file):
   tokenizer = WordpieceTokenizer(bert_vocab_file, lower_case=True)
-  ids = tokenizer.tokenize(tf.constant(["Hello, World!", "", "x" * 101]))
+  # The long word was 101 characters while the limit was Hugging Face's 100;
+  # it is 201 now that the limit is the original's 200.
+  ids = tokenizer.tokenize(tf.constant(["Hello, World!", "", "x" * 201]))
   assert ids.to_list() == [[7592, 1010, 2088, 999], [], [100]]
+
+
+def _original_wordpiece(word, vocab):
+  """The original's WordPiece of one word, restated in plain Python.
+
+  google-research/electra model/tokenization.py, WordpieceTokenizer.tokenize:
+  a word of more than 200 characters (code points) is `[UNK]`; otherwise
+  greedy longest-match-first from the left, later pieces prefixed `##`, and
+  the whole word is `[UNK]` as soon as no prefix of the rest is in the vocab.
+  """
+  if len(word) > _ORIGINAL_MAX_INPUT_CHARS_PER_WORD:
+    return ["[UNK]"]
+  pieces = []
+  start = 0
+  while start < len(word):
+    for end in range(len(word), start, -1):
+      piece = word[start:end] if start == 0 else "##" + word[start:end]
+      if piece in vocab:
+        break
+    else:
+      return ["[UNK]"]
+    pieces.append(piece)
+    start = end
+  return pieces
+
+
+@pytest.mark.parametrize("lower_case", [True, False],
+                         ids=["uncased", "cased"])
+def test_wordpiece_equals_the_original_algorithm_around_its_limit(
+    tmp_path, lower_case):
+  # Pieces of 1 to 4 UTF-8 bytes, so words near the limit also reach the
+  # most bytes a word may have (200 four-byte characters).
+  tokens = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "a", "ab", "abc",
+            "ж", "🙂", "€", "##a", "##b", "##bc", "##c", "##ж", "##🙂",
+            "##🙂🙂", "##€"]
+  vocab_file = tmp_path / "vocab.txt"
+  vocab_file.write_text("\n".join(tokens) + "\n", encoding="utf-8")
+  vocab = {token: index for index, token in enumerate(tokens)}
+  rng = random.Random(0)
+  words = []
+  for length in (1, 2, 3, 99, 100, 101, 150, 199, 200, 201, 202, 250, 400):
+    for alphabet in ("abc", "abcж🙂€", "🙂", "abd"):
+      words.append("".join(rng.choice(alphabet) for _ in range(length)))
+  words += ["🙂" * 200, "🙂" * 201, "b" + "a" * 199, "a" * 199 + "d"]
+  lines = [" ".join(words[start:start + 5])
+           for start in range(0, len(words), 5)]
+  expected = [[vocab[piece] for word in line.split()
+               for piece in _original_wordpiece(word, vocab)]
+              for line in lines]
+  tokenizer = WordpieceTokenizer(vocab_file, lower_case=lower_case)
+  assert _our_ids(tokenizer, lines) == expected
+  assert tokenizer.tokenize(tf.constant(lines)).to_list() == expected
+  unknown_words = sum(_original_wordpiece(word, vocab) == ["[UNK]"]
+                      for word in words)
+  assert 0 < unknown_words < len(words)
+  assert _original_wordpiece("🙂" * 200, vocab) != ["[UNK]"]
 
 
 def test_special_tokens_and_properties(bert_vocab_file):

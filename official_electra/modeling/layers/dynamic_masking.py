@@ -4,6 +4,11 @@ import tensorflow as tf
 import tf_keras
 
 
+# How `DynamicMasking` draws positions: distinct ones, or the original's
+# independent draws (duplicates possible).
+DRAWS = ("without_replacement", "with_replacement")
+
+
 def max_predictions_per_seq(max_seq_length, mask_prob):
   """Number of masked slots per sequence, as the original computes it.
 
@@ -27,12 +32,20 @@ class DynamicMasking(tf_keras.layers.Layer):
   their token; no position gets a random token (that is BERT's 80/10/10, not
   ELECTRA's).
 
-  The original draws positions with replacement and collapses duplicates in
-  its scatter; this layer draws them without replacement (the top
-  `max_predictions_per_seq` of random keys), so every real slot is a distinct
-  position and no duplicate is ever counted twice in the losses. Slots beyond
-  `num_to_predict` (or beyond the number of candidates, for very short
-  sequences) have weight 0 and position 0.
+  `draws` chooses how positions are drawn:
+    `without_replacement` (the default): the top `max_predictions_per_seq` of
+      random keys, so every real slot is a distinct position (at length 128
+      and 15%, about 14.8% of the tokens are masked).
+    `with_replacement`: the original's draws, `num_slots` independent uniform
+      draws among the candidates (`tf.random.categorical` in
+      `pretrain_helpers.mask`). Duplicates keep their slots (weight 1 each, so
+      the losses count them twice, as the original's) and collapse where the
+      slots are written: a position is `[MASK]` when any of its slots chose
+      `[MASK]` (`scatter_into_positions`, as the original's `scatter_update`).
+      Fewer distinct tokens are masked (about 13.8% at length 128 and 15%).
+  Slots beyond `num_to_predict` (or, without replacement, beyond the number of
+  candidates; with replacement, every slot of a row without candidates) have
+  weight 0 and position 0, and write nothing.
 
   Args:
     mask_token_id: Id of `[MASK]` in the vocabulary.
@@ -41,6 +54,8 @@ class DynamicMasking(tf_keras.layers.Layer):
     max_predictions_per_seq: Number of slots `N` per sequence.
     mask_prob: Fraction of the real tokens to mask.
     keep_original_prob: Fraction of chosen positions that keep their token.
+    draws: One of `DRAWS`: `without_replacement` or the original's
+      `with_replacement`.
   """
 
   def __init__(self,
@@ -49,8 +64,11 @@ class DynamicMasking(tf_keras.layers.Layer):
                max_predictions_per_seq,
                mask_prob=0.15,
                keep_original_prob=0.15,
+               draws="without_replacement",
                **kwargs):
     super().__init__(**kwargs)
+    if draws not in DRAWS:
+      raise ValueError(f"unknown draws {draws!r}; choose one of {DRAWS}")
     if max_predictions_per_seq < 1:
       raise ValueError("max_predictions_per_seq must be positive, got "
                        f"{max_predictions_per_seq}")
@@ -66,6 +84,7 @@ class DynamicMasking(tf_keras.layers.Layer):
     self.max_predictions_per_seq = int(max_predictions_per_seq)
     self.mask_prob = mask_prob
     self.keep_original_prob = keep_original_prob
+    self.draws = draws
 
   def call(self, input_word_ids, input_mask, seed):
     """Masks a batch.
@@ -86,7 +105,6 @@ class DynamicMasking(tf_keras.layers.Layer):
     num_slots = self.max_predictions_per_seq
     input_mask = tf.cast(input_mask, tf.bool)
     batch_size = tf.shape(input_word_ids)[0]
-    seq_len = tf.shape(input_word_ids)[1]
     position_seed, keep_seed = tf.unstack(
         tf.random.experimental.stateless_split(seed, 2))
 
@@ -95,19 +113,18 @@ class DynamicMasking(tf_keras.layers.Layer):
                  tf.constant(self.excluded_token_ids, input_word_ids.dtype)),
         axis=-1)
     candidates = tf.logical_and(input_mask, tf.logical_not(excluded))
-    # Random keys in [0, 1) for candidates, -1 otherwise; the top N keys are a
-    # uniformly random subset of the candidates, in random order.
-    keys = tf.random.stateless_uniform([batch_size, seq_len], seed=position_seed)
-    keys = tf.where(candidates, keys, -1.0)
-    keys = tf.pad(keys, [[0, 0], [0, tf.maximum(0, num_slots - seq_len)]],
-                  constant_values=-1.0)
-    top_keys, positions = tf.math.top_k(keys, k=num_slots, sorted=True)
+    if self.draws == "without_replacement":
+      positions, drawn = _draw_without_replacement(candidates, num_slots,
+                                                   position_seed)
+    else:
+      positions, drawn = _draw_with_replacement(candidates, num_slots,
+                                                position_seed)
 
     num_tokens = tf.reduce_sum(tf.cast(input_mask, tf.float32), axis=-1)
     num_to_predict = tf.clip_by_value(
         tf.cast(tf.round(num_tokens * self.mask_prob), tf.int32), 1, num_slots)
     real_slots = tf.logical_and(
-        tf.sequence_mask(num_to_predict, num_slots), top_keys >= 0.0)
+        tf.sequence_mask(num_to_predict, num_slots), drawn)
     positions = tf.where(real_slots, positions, 0)
     masked_ids = tf.gather(input_word_ids, positions, batch_dims=1)
 
@@ -115,11 +132,11 @@ class DynamicMasking(tf_keras.layers.Layer):
         real_slots,
         tf.random.stateless_uniform([batch_size, num_slots], seed=keep_seed) >=
         self.keep_original_prob)
-    slot_values = tf.where(
-        replace_with_mask, tf.cast(self.mask_token_id, input_word_ids.dtype),
-        masked_ids)
-    masked_input_ids = scatter_into_positions(input_word_ids, positions,
-                                              slot_values)
+    masked_input_ids = scatter_into_positions(
+        input_word_ids, positions,
+        tf.fill(tf.shape(positions),
+                tf.cast(self.mask_token_id, input_word_ids.dtype)),
+        replace_with_mask)
     return {
         "masked_input_ids": masked_input_ids,
         "masked_positions": positions,
@@ -135,18 +152,75 @@ class DynamicMasking(tf_keras.layers.Layer):
         "max_predictions_per_seq": self.max_predictions_per_seq,
         "mask_prob": self.mask_prob,
         "keep_original_prob": self.keep_original_prob,
+        "draws": self.draws,
     })
     return config
 
 
-def scatter_into_positions(sequence, positions, values):
-  """Writes `values` into `sequence` at per-row `positions`.
+def _draw_without_replacement(candidates, num_slots, seed):
+  """`num_slots` distinct candidate positions per row, in random order.
+
+  Random keys in [0, 1) for candidates, -1 otherwise; the top keys are a
+  uniformly random subset of the candidates.
+
+  Returns:
+    `(positions, drawn)`: int32 and bool `[batch, num_slots]`; `drawn` is
+    False in the slots beyond the row's number of candidates.
+  """
+  keys = tf.random.stateless_uniform(tf.shape(candidates), seed=seed)
+  keys = tf.where(candidates, keys, -1.0)
+  seq_len = tf.shape(candidates)[1]
+  keys = tf.pad(keys, [[0, 0], [0, tf.maximum(0, num_slots - seq_len)]],
+                constant_values=-1.0)
+  top_keys, positions = tf.math.top_k(keys, k=num_slots, sorted=True)
+  return positions, top_keys >= 0.0
+
+
+def _draw_with_replacement(candidates, num_slots, seed):
+  """`num_slots` independent uniform draws among each row's candidates.
+
+  The original's draws (pretrain_helpers.py, `mask`: `tf.random.categorical`
+  on the log of the normalised candidate mask, i.e. uniform over the
+  candidates, with replacement). Drawn here as the `floor(u * C)`-th candidate
+  of a row with `C` candidates, `u ~ Uniform[0, 1)` (the categorical op has no
+  XLA kernel for 64-bit seeds).
+
+  Returns:
+    `(positions, drawn)`: int32 and bool `[batch, num_slots]`; `drawn` is
+    False in every slot of a row without candidates.
+  """
+  seq_len = tf.shape(candidates)[1]
+  # The candidates' positions first, in increasing order (top_k keeps the
+  # lower index first among equal values).
+  ordered = tf.math.top_k(tf.cast(candidates, tf.float32), k=seq_len).indices
+  num_candidates = tf.reduce_sum(tf.cast(candidates, tf.int32), axis=-1,
+                                 keepdims=True)
+  uniform = tf.random.stateless_uniform(
+      [tf.shape(candidates)[0], num_slots], seed=seed)
+  index = tf.cast(tf.floor(uniform * tf.cast(num_candidates, tf.float32)),
+                  tf.int32)
+  index = tf.clip_by_value(index, 0, tf.maximum(num_candidates - 1, 0))
+  positions = tf.gather(ordered, index, batch_dims=1)
+  drawn = tf.broadcast_to(num_candidates > 0, tf.shape(positions))
+  return positions, drawn
+
+
+def scatter_into_positions(sequence, positions, values, written):
+  """Writes `values` into `sequence` at per-row `positions`, where `written`.
+
+  Slots not `written` (unused slots, which point at position 0) change
+  nothing, whatever `positions` holds, so a real slot at position 0 is written
+  as any other. A position that several written slots share gets the mean of
+  their values, rounded down for integer dtypes: the original's
+  `pretrain_helpers.scatter_update` ("if there are duplicated positions the
+  update is only applied once"; it sums and divides by the count). Positions
+  repeat only with `with_replacement` draws.
 
   Args:
     sequence: `[batch, seq_len]`.
-    positions: int32 `[batch, N]`. Unused slots point at position 0 and must
-      carry the value already there, so that writing them is a no-op.
+    positions: int32 `[batch, N]`.
     values: `[batch, N]`, same dtype as `sequence`.
+    written: bool `[batch, N]`, the slots that write.
 
   Returns:
     `[batch, seq_len]`, a copy of `sequence` with the values written.
@@ -155,4 +229,12 @@ def scatter_into_positions(sequence, positions, values):
   num_slots = tf.shape(positions)[1]
   row_ids = tf.tile(tf.range(batch_size)[:, tf.newaxis], [1, num_slots])
   indices = tf.stack([row_ids, positions], axis=-1)
-  return tf.tensor_scatter_nd_update(sequence, indices, values)
+  shape = tf.shape(sequence)
+  counts = tf.scatter_nd(indices, tf.cast(written, sequence.dtype), shape)
+  sums = tf.scatter_nd(indices, tf.where(written, values,
+                                         tf.zeros_like(values)), shape)
+  if sequence.dtype.is_integer:
+    means = tf.math.floordiv(sums, tf.maximum(counts, 1))
+  else:
+    means = sums / tf.maximum(counts, 1)
+  return tf.where(counts > 0, means, sequence)

@@ -53,6 +53,13 @@ class ElectraPretrainer(tf_keras.Model):
     temperature: Sampling temperature.
     uniform_generator: Sample replacements uniformly over the vocabulary
       instead of from a generator (ablation, Section 3.3).
+    disallow_correct: Never sample the original token at a masked slot (the
+      original's `disallow_correct`, off by default there too): its logit is
+      lowered by 1000 before sampling (`ReplacedTokenSampler`); a uniform
+      generator draws among the other tokens.
+    masking_draws: How masked positions are drawn, one of
+      `dynamic_masking.DRAWS` (`without_replacement`, or the original's
+      `with_replacement`; see `DynamicMasking`).
     seed: Seed of the masking and sampling randomness (state is a variable,
       saved in checkpoints, so a resumed run draws the same masks).
     initializer_range: Standard deviation of the heads' initializers.
@@ -73,6 +80,8 @@ class ElectraPretrainer(tf_keras.Model):
                uniform_generator=False,
                seed=None,
                initializer_range=0.02,
+               disallow_correct=False,
+               masking_draws="without_replacement",
                **kwargs):
     super().__init__(**kwargs)
     if objective not in OBJECTIVES:
@@ -100,6 +109,8 @@ class ElectraPretrainer(tf_keras.Model):
         "uniform_generator": uniform_generator,
         "seed": seed,
         "initializer_range": initializer_range,
+        "disallow_correct": disallow_correct,
+        "masking_draws": masking_draws,
     }
     self.objective = objective
     self.generator_loss_weight = generator_loss_weight
@@ -111,8 +122,10 @@ class ElectraPretrainer(tf_keras.Model):
         mask_token_id=mask_token_id,
         excluded_token_ids=excluded_token_ids,
         max_predictions_per_seq=max_predictions_per_seq,
-        mask_prob=mask_prob)
-    self.sampler = replaced_token_sampler.ReplacedTokenSampler(temperature)
+        mask_prob=mask_prob, draws=masking_draws)
+    self.disallow_correct = disallow_correct
+    self.sampler = replaced_token_sampler.ReplacedTokenSampler(
+        temperature, disallow_correct=disallow_correct)
     if generator_network is not None:
       self.generator_head = masked_lm_head.MaskedLMHead(
           generator_network.embedding_layer,
@@ -180,18 +193,18 @@ class ElectraPretrainer(tf_keras.Model):
                                   outputs["masked_input_ids"])
       outputs["generator_logits"] = self.generator_head(generator_sequence,
                                                         positions)
-      sampled_ids = self.sampler(outputs["generator_logits"], seed=seeds[:, 1])
+      originals = ({"original_ids": outputs["masked_ids"]}
+                   if self.disallow_correct else {})
+      sampled_ids = self.sampler(outputs["generator_logits"], seed=seeds[:, 1],
+                                 **originals)
     else:
-      sampled_ids = tf.random.stateless_uniform(
-          tf.shape(positions), seed=seeds[:, 1], maxval=self.vocab_size,
-          dtype=tf.int32)
+      sampled_ids = self._sample_uniformly(outputs["masked_ids"], seeds[:, 1])
     weights = outputs["masked_weights"]
     sampled_ids = tf.cast(sampled_ids, input_ids.dtype)
-    # Unused slots point at position 0 and rewrite the token already there.
-    slot_values = tf.where(weights > 0, sampled_ids,
-                           tf.gather(input_ids, positions, batch_dims=1))
+    # Only real slots write; a position drawn twice (`with_replacement`) gets
+    # the floor of its samples' mean, as the original's scatter_update.
     corrupted_ids = dynamic_masking.scatter_into_positions(
-        outputs["masked_input_ids"], positions, slot_values)
+        outputs["masked_input_ids"], positions, sampled_ids, weights > 0)
     outputs["sampled_ids"] = sampled_ids
     outputs["corrupted_ids"] = corrupted_ids
     # A sample equal to the original counts as original.
@@ -204,7 +217,8 @@ class ElectraPretrainer(tf_keras.Model):
       outputs["discriminator_logits"] = self.discriminator_head(main_sequence)
       if self.objective == "electra_15":
         outputs["discriminator_weights"] = dynamic_masking.scatter_into_positions(
-            tf.zeros_like(outputs["input_mask"]), positions, weights)
+            tf.zeros_like(outputs["input_mask"]), positions, weights,
+            weights > 0)
       else:
         outputs["discriminator_weights"] = outputs["input_mask"]
     elif self.objective == "replace_mlm":
@@ -213,6 +227,20 @@ class ElectraPretrainer(tf_keras.Model):
       outputs["main_mlm_logits"] = self.main_mlm_head(main_sequence)
       outputs["copy_logits"] = self.copy_head(main_sequence)
     return outputs
+
+  def _sample_uniformly(self, masked_ids, seed):
+    """Uniform replacement ids, int32 `[batch, N]` (the uniform generator).
+
+    With `disallow_correct`, uniform over the other `vocab_size - 1` ids.
+    """
+    if not self.disallow_correct:
+      return tf.random.stateless_uniform(
+          tf.shape(masked_ids), seed=seed, maxval=self.vocab_size,
+          dtype=tf.int32)
+    others = tf.random.stateless_uniform(
+        tf.shape(masked_ids), seed=seed, maxval=self.vocab_size - 1,
+        dtype=tf.int32)
+    return others + tf.cast(others >= tf.cast(masked_ids, tf.int32), tf.int32)
 
   def compute_pretraining_losses(self, inputs, outputs):
     """Weighted losses of the objective.

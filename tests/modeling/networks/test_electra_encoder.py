@@ -98,6 +98,67 @@ def test_generator_scaling_follows_the_original():
   assert small.scaled(1.0) == small
 
 
+def _original_generator_config(bert_config, hidden_fraction, layers_fraction):
+  """The generator's config as the original derives it, restated.
+
+  google-research/electra run_pretraining.py, `get_generator_config`: a copy
+  of the discriminator's BertConfig with hidden and layers rounded times
+  their fractions, `intermediate_size = 4 * hidden` and
+  `num_attention_heads = max(1, hidden // 64)`.
+  """
+  generator = dict(bert_config)
+  generator["hidden_size"] = int(round(bert_config["hidden_size"]
+                                       * hidden_fraction))
+  generator["num_layers"] = int(round(bert_config["num_layers"]
+                                      * layers_fraction))
+  generator["intermediate_size"] = 4 * generator["hidden_size"]
+  generator["num_attention_heads"] = max(1, generator["hidden_size"] // 64)
+  return generator
+
+
+@pytest.mark.parametrize("hidden_fraction", [1 / 8, 0.25, 1 / 3, 0.5, 0.75,
+                                             1.0])
+@pytest.mark.parametrize("layers_fraction", [0.5, 1.0])
+@pytest.mark.parametrize("discriminator", [
+    encoder_config.EncoderConfig(),
+    SIZES["base"][0],
+    SIZES["large"][0],
+    # gin/tiny.gin and gin/experiments/cpu_efficiency.gin's study_encoder:
+    # FFN and heads that are not 4 x hidden and hidden / 64.
+    encoder_config.EncoderConfig(embedding_size=32, hidden_size=64,
+                                 num_layers=2, num_attention_heads=2,
+                                 intermediate_size=128),
+    encoder_config.EncoderConfig(hidden_size=128, num_layers=4,
+                                 num_attention_heads=2, intermediate_size=512),
+    encoder_config.EncoderConfig(hidden_size=512, num_attention_heads=8,
+                                 intermediate_size=2048),
+], ids=["small", "base", "large", "tiny_gin", "cpu_efficiency", "medium"])
+def test_generator_config_equals_the_originals_formula(
+    discriminator, hidden_fraction, layers_fraction):
+  expected = _original_generator_config(dataclasses.asdict(discriminator),
+                                        hidden_fraction, layers_fraction)
+  generator = discriminator.scaled(hidden_fraction, layers_fraction)
+  assert dataclasses.asdict(generator) == expected
+
+
+def test_generator_shapes_of_the_paper_sizes_and_the_study_are_unchanged():
+  # (hidden, FFN, heads, layers) as the previous rule (FFN and heads times
+  # the fraction) gave them: the new rule must not change these models.
+  small, base, large = (SIZES[name][0] for name in ("small", "base", "large"))
+  study = encoder_config.EncoderConfig(hidden_size=128, num_layers=4,
+                                       num_attention_heads=2,
+                                       intermediate_size=512)
+  def shape(config):
+    return (config.hidden_size, config.intermediate_size,
+            config.num_attention_heads, config.num_layers,
+            config.embedding_size)
+  assert shape(small.scaled(0.25)) == (64, 256, 1, 12, 128)
+  assert shape(small.scaled(1.0)) == (256, 1024, 4, 12, 128)  # Small++.
+  assert shape(base.scaled(1 / 3)) == (256, 1024, 4, 12, 768)
+  assert shape(large.scaled(0.25)) == (256, 1024, 4, 24, 1024)
+  assert shape(study.scaled(0.25)) == (32, 128, 1, 4, 128)
+
+
 def test_padding_does_not_change_real_positions():
   encoder = encoder_config.build_encoder(tiny.TINY)
   inputs = tiny.batch(batch_size=1, seq_len=10, padded_rows=1, real_len=6)

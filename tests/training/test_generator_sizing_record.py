@@ -1,0 +1,55 @@
+"""architecture.json records the generator's sizing rule, so model_dirs
+written before the original's rule (FFN = 4 x hidden, heads = hidden // 64)
+became the default keep building the generator their checkpoints hold."""
+
+import dataclasses
+import json
+
+from official_electra.modeling import encoder_config
+from official_electra.training import architecture as architecture_lib
+
+_ENCODER = encoder_config.EncoderConfig(
+    vocab_size=50, embedding_size=32, hidden_size=64, num_layers=2,
+    num_attention_heads=2, intermediate_size=128, max_position_embeddings=64)
+
+
+def _architecture(**changes):
+  return dataclasses.replace(architecture_lib.PretrainingArchitecture(
+      encoder=_ENCODER, generator_hidden_fraction=0.5,
+      generator_layers_fraction=1.0, objective="electra",
+      uniform_generator=False, max_seq_length=64, mask_prob=0.15,
+      special_token_ids={"[PAD]": 0, "[UNK]": 1, "[CLS]": 2, "[SEP]": 3,
+                         "[MASK]": 4}), **changes)
+
+
+def test_a_new_architecture_records_the_originals_rule(tmp_path):
+  architecture_lib.write_architecture(str(tmp_path), _architecture())
+  recorded = json.loads((tmp_path / "architecture.json").read_text())
+  assert recorded["generator_sizing"] == encoder_config.GENERATOR_SIZING
+  generator = architecture_lib.read_architecture(
+      str(tmp_path)).generator_config()
+  # gin/tiny.gin's shape: 4 x 32 = 128 wide, max(1, 32 // 64) = 1 head.
+  assert (generator.hidden_size, generator.intermediate_size,
+          generator.num_attention_heads) == (32, 128, 1)
+
+
+def test_an_architecture_json_without_the_rule_keeps_the_legacy_generator(
+    tmp_path):
+  old = _architecture().to_dict()
+  del old["generator_sizing"]
+  (tmp_path / "architecture.json").write_text(json.dumps(old))
+  recorded = architecture_lib.read_architecture(str(tmp_path))
+  assert recorded.generator_sizing == encoder_config.LEGACY_GENERATOR_SIZING
+  generator = recorded.generator_config()
+  # Every width times 1/2: FFN 128 / 2 = 64, heads 2 / 2 = 1.
+  assert (generator.hidden_size, generator.intermediate_size,
+          generator.num_attention_heads) == (32, 64, 1)
+
+
+def test_the_two_rules_agree_at_the_papers_sizes():
+  small = encoder_config.EncoderConfig()
+  for rule in (encoder_config.GENERATOR_SIZING,
+               encoder_config.LEGACY_GENERATOR_SIZING):
+    generator = small.scaled(0.25, sizing=rule)
+    assert (generator.hidden_size, generator.intermediate_size,
+            generator.num_attention_heads) == (64, 256, 1)

@@ -1,0 +1,49 @@
+"""The original's sampling and masking options reach the pretrainer."""
+
+import gin
+import pytest
+
+# Registers `run_pretraining` with gin, as the entry point does.
+from official_electra import train  # pylint: disable=unused-import
+from official_electra.training import architecture
+from official_electra.training import pretraining_run
+from tests.training import tiny_pretraining
+
+
+def test_options_are_gin_parameters_of_run_pretraining():
+  gin.clear_config()
+  try:
+    gin.parse_config(["run_pretraining.disallow_correct = True",
+                      "run_pretraining.masking_draws = 'with_replacement'"])
+    assert gin.query_parameter("run_pretraining.disallow_correct") is True
+    assert gin.query_parameter(
+        "run_pretraining.masking_draws") == "with_replacement"
+  finally:
+    gin.clear_config()
+
+
+def test_a_run_with_the_originals_options_trains(tmp_path, pretraining_data,
+                                                 monkeypatch):
+  built = []
+  build_pretrainer = architecture.build_pretrainer
+
+  def recording_build_pretrainer(*args, **kwargs):
+    built.append(build_pretrainer(*args, **kwargs))
+    return built[-1]
+
+  monkeypatch.setattr(architecture, "build_pretrainer",
+                      recording_build_pretrainer)
+  result = tiny_pretraining.train(tmp_path / "run", pretraining_data,
+                                  num_train_steps=2, disallow_correct=True,
+                                  masking_draws="with_replacement")
+  assert result["step"] == 2
+  (pretrainer,) = built
+  assert pretrainer.sampler.disallow_correct
+  assert pretrainer.masking.draws == "with_replacement"
+
+
+def test_unknown_masking_draws_is_a_config_error(tmp_path, pretraining_data):
+  with pytest.raises(pretraining_run.TrainingConfigError,
+                     match="run_pretraining.masking_draws"):
+    tiny_pretraining.train(tmp_path / "run", pretraining_data,
+                           masking_draws="without_replacment")
