@@ -15,7 +15,6 @@ from official_electra.finetuning import tasks
 from official_electra.finetuning import trainer
 from official_electra.modeling import checkpoints
 from official_electra.modeling import encoder_config
-from official_electra.optimization import layerwise_decay
 
 _REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
@@ -123,20 +122,39 @@ def test_malformed_row_is_reported_with_file_and_line(
                  str(tiny_vocab_file), True, 1)
 
 
-def test_layerwise_decay_reaches_every_classifier_variable(tiny_gin_file):
+@pytest.mark.parametrize("rule, expected", [
+    ("paper", {"head": 1.0, "layer_1": 0.5, "layer_0": 0.25,
+               "embeddings": 0.125}),
+    ("original_code", {"head": 1.0, "layer_1": 0.25, "layer_0": 0.125,
+                       "embeddings": 0.0625}),
+])
+def test_the_compiled_optimizer_decays_the_learning_rate_layer_by_layer(
+    tiny_gin_file, rule, expected):
+  hyperparameters = trainer.FinetuneHyperparameters(
+      learning_rate=1e-3, layerwise_decay_rate=0.5, layerwise_decay_rule=rule,
+      warmup_proportion=0.0, weight_decay_rate=0.0)
   classifier = trainer.build_classifier(
-      _tiny_config(tiny_gin_file), tasks.get_task("RTE"),
-      trainer.FinetuneHyperparameters())
-  multiplier = layerwise_decay.layerwise_learning_rate_multipliers(2, 0.5)
-  groups = {}
-  for variable in classifier.trainable_variables:
+      _tiny_config(tiny_gin_file), tasks.get_task("RTE"), hyperparameters)
+  trainer._compile(classifier, tasks.get_task("RTE"), hyperparameters,
+                   num_train_steps=10)
+  variables = classifier.trainable_variables
+  before = [variable.numpy() for variable in variables]
+  # The first step of the original AdamW on a gradient of ones moves every
+  # weight by lr * multiplier * 0.1 / (sqrt(0.001) + 1e-6).
+  classifier.optimizer.apply_gradients(
+      [(tf.ones_like(variable), variable) for variable in variables])
+  unit_step = 1e-3 * 0.1 / (0.001 ** 0.5 + 1e-6)
+  groups = set()
+  for variable, initial in zip(variables, before):
     name = variable.name
     group = ("head" if "classification_head" in name else
              "layer_1" if "layer_1/" in name else
              "layer_0" if "layer_0/" in name else "embeddings")
-    groups.setdefault(group, set()).add(multiplier(name))
-  assert groups == {"head": {1.0}, "layer_1": {0.5}, "layer_0": {0.25},
-                    "embeddings": {0.125}}
+    groups.add(group)
+    np.testing.assert_allclose((initial - variable.numpy()) / unit_step,
+                               np.full(initial.shape, expected[group]),
+                               rtol=1e-3, err_msg=name)
+  assert groups == set(expected)
 
 
 def test_a_seed_stopped_after_training_finishes_without_training_again(
@@ -144,6 +162,16 @@ def test_a_seed_stopped_after_training_finishes_without_training_again(
   finetune._parse_gin([str(tiny_gin_file)],
                       ["glue_hyperparameters.num_train_epochs = 1"])
   model_dir = tmp_path / "run"
+  evaluations, scored_weights = [], []
+  evaluate = trainer.dev_metrics_callback.DevMetricsCallback.evaluate
+
+  def recording_evaluate(callback):
+    scored_weights.append(callback.model.get_weights())
+    evaluations.append(evaluate(callback))
+    return evaluations[-1]
+
+  monkeypatch.setattr(trainer.dev_metrics_callback.DevMetricsCallback,
+                      "evaluate", recording_evaluate)
 
   def crash(*args, **kwargs):
     raise RuntimeError("killed while writing predictions")
@@ -173,7 +201,12 @@ def test_a_seed_stopped_after_training_finishes_without_training_again(
   results = finetune.run("SST-2", str(tiny_glue_dir), None, str(model_dir),
                          str(tiny_vocab_file), True, 1)
   assert not fit_calls
-  assert results["SST-2"]["median"]["accuracy"] >= 0
+  # The rerun scores the trained weights the checkpoint holds, the ones the
+  # first run scored after its last epoch, and reports that score.
+  assert len(evaluations) == 2
+  for trained, rescored in zip(*scored_weights):
+    np.testing.assert_array_equal(rescored, trained)
+  assert results["SST-2"]["median"] == evaluations[0]
   assert (model_dir / "submission" / "SST-2.tsv").is_file()
   assert not train_checkpoints.exists()
 

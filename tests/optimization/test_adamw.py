@@ -8,6 +8,7 @@ import tf_keras
 from official_electra.optimization import adamw
 from official_electra.optimization import optimizer_factory
 from official_electra.optimization import schedules
+from tests.modeling import tiny
 
 
 def reference_adamw(weights, gradients, learning_rate, decay, beta_1=0.9,
@@ -39,6 +40,45 @@ def test_matches_the_original_update_and_exclusions():
     expected = reference_adamw(initial[index], [g[index] for g in gradients],
                                0.1, decay)
     np.testing.assert_allclose(variable.numpy(), expected, rtol=1e-5)
+
+
+@pytest.mark.parametrize("name", ["adamw", "lamb"])
+def test_a_real_pretrainer_decays_its_matrices_and_not_its_vectors(name):
+  # The original's exclusions ("LayerNorm", "layer_norm", "bias") leave every
+  # LayerNorm scale/offset and every bias of the model undecayed, and decay
+  # every kernel and embedding table: in ELECTRA the vectors are exactly the
+  # excluded variables. With zero gradients both optimizers move a decayed
+  # variable by its decay alone and leave an excluded one unchanged.
+  pretrainer = tiny.pretrainer()
+  pretrainer(tiny.batch(), training=False)
+  variables = pretrainer.trainable_variables
+  names = [variable.name for variable in variables]
+  assert any("embeddings/LayerNorm/gamma" in n for n in names)
+  assert any("attention_layer_norm/gamma" in n for n in names)
+  assert any("generator_predictions/LayerNorm/beta" in n for n in names)
+  assert any("generator_predictions/output_bias" in n for n in names)
+  assert any("word_embeddings" in n for n in names)
+  rng = np.random.default_rng(0)
+  for variable in variables:  # Biases and LayerNorm offsets start at zero.
+    variable.assign(rng.uniform(0.5, 1.5, variable.shape))
+  optimizer = optimizer_factory.create_optimizer(
+      name, peak_learning_rate=0.1, num_train_steps=10, num_warmup_steps=0,
+      weight_decay_rate=0.5)
+  before = {variable.name: variable.numpy() for variable in variables}
+  optimizer.apply_gradients(
+      [(tf.zeros_like(variable), variable) for variable in variables])
+  decayed = {variable.name for variable in variables
+             if not np.array_equal(variable.numpy(), before[variable.name])}
+  matrices = {variable.name for variable in variables
+              if len(variable.shape) == 2}
+  assert decayed ^ matrices == set()  # names wrongly decayed or excluded
+  # AdamW: w -= lr * rate * w; LAMB's trust ratio |w| / |rate * w| makes it
+  # w -= lr * w.
+  shrink = 1 - 0.1 * 0.5 if name == "adamw" else 1 - 0.1
+  for variable in variables:
+    if variable.name in matrices:
+      np.testing.assert_allclose(variable.numpy(),
+                                 shrink * before[variable.name], rtol=1e-5)
 
 
 def test_no_bias_correction_makes_the_first_step_larger_than_adam():

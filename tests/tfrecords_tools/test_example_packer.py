@@ -84,20 +84,51 @@ def test_long_sentence_is_truncated_and_counted():
   assert packed.num_truncated_tokens == 300 - 14
 
 
+def _assert_binomial_rate(successes, trials, rate, wrong_rate):
+  """`successes / trials` within 4 sigma of `rate`, a window `wrong_rate` misses.
+
+  The power check: the 4-sigma windows of the two rates do not overlap, so a
+  packer drawing at `wrong_rate` fails this assertion (with probability above
+  1 - 1e-4) while the right one passes it (also above 1 - 1e-4).
+  """
+  sigma = (rate * (1 - rate) / trials) ** 0.5
+  wrong_sigma = (wrong_rate * (1 - wrong_rate) / trials) ** 0.5
+  assert abs(wrong_rate - rate) > 4 * sigma + 4 * wrong_sigma
+  assert abs(successes / trials - rate) < 4 * sigma, (successes, trials, rate)
+
+
 def test_random_choices_follow_the_original_rates():
-  # Long documents of 10-token sentences: nearly every example is full.
-  lengths = [10] * 40000
-  ends = [(i + 1) % 400 == 0 for i in range(len(lengths))]
-  row_splits = np.concatenate([[0], np.cumsum(lengths)])
-  token_ids = np.arange(1000, 1000 + row_splits[-1], dtype=np.int32)
-  packed = example_packer.ExamplePacker(128, _CLS, _SEP, _PAD,
-                                        random.Random(5)).pack(
-                                            token_ids, row_splits, ends)
-  has_b = (packed.segment_ids.max(axis=1) == 1).mean()
-  # 10% single-segment examples, plus a few short random-target ones.
-  assert 0.82 < has_b < 0.92
-  short = (packed.input_mask.sum(axis=1) < 100).mean()
-  assert 0.02 < short < 0.09  # 5% random targets, most below 100.
+  # One long document of one-token sentences: each example holds exactly its
+  # target's tokens, consecutive ids, so the target of an example is the gap
+  # between its first id and the next example's; a two-segment example always
+  # has a B (A takes at most (target - 3) // 2 of its >= 5 tokens).
+  max_seq_length = 32
+  num_sentences = 190_000
+  packed = example_packer.ExamplePacker(
+      max_seq_length, _CLS, _SEP, _PAD, random.Random(5)).pack(
+          np.arange(1000, 1000 + num_sentences, dtype=np.int32),
+          np.arange(num_sentences + 1), [False] * (num_sentences - 1) + [True])
+  first_ids = packed.input_ids[:, 1]
+  targets = np.diff(first_ids)  # The last example ends with the document.
+  has_b = (packed.segment_ids.max(axis=1) == 1)[:-1]
+  trials = len(targets)
+  assert trials > 5000
+  # Rule 2: 10% single-segment examples (not 15%).
+  _assert_binomial_rate((~has_b).sum(), trials, 0.1, wrong_rate=0.15)
+  # Rule 1: with probability 0.05 the next target is uniform in [5, 32], so it
+  # differs from 32 with probability 0.05 * 27 / 28.
+  random_target_rate = 0.05 * (1 - 1 / (max_seq_length - 5 + 1))
+  _assert_binomial_rate((targets[1:] != max_seq_length).sum(), trials - 1,
+                        random_target_rate, wrong_rate=0.1)
+  assert targets.min() >= 5 and targets.max() <= max_seq_length
+  # Rule 2: A aims at (32 - 3) // 2 = 14 tokens; the sentence that would reach
+  # the aim joins A with probability 0.5, so A holds 13 or 14 tokens.
+  full_two_segment = has_b & (targets == max_seq_length)
+  first_lengths = (packed.segment_ids[:-1][full_two_segment] == 0).sum(
+      axis=1) - 2  # [CLS] and the first [SEP] are in segment 0.
+  assert set(first_lengths) == {13, 14}
+  _assert_binomial_rate((first_lengths == 14).sum(), len(first_lengths), 0.5,
+                        wrong_rate=0.4)
 
 
 def test_same_seed_same_examples():
