@@ -3,21 +3,28 @@
 import gin
 import pytest
 
-# Registers `run_pretraining` with gin, as the entry point does.
-from official_electra import train  # pylint: disable=unused-import
 from official_electra.training import architecture
 from official_electra.training import pretraining_run
 from tests.training import tiny_pretraining
 
 
+# `run_pretraining` as official_electra.train registers it, under a module
+# name of its own: importing the entry point here would define its absl
+# flags a second time in a test process that imported another entry point.
+gin.external_configurable(pretraining_run.run_pretraining, "run_pretraining",
+                          module="options_test")
+
+
 def test_options_are_gin_parameters_of_run_pretraining():
   gin.clear_config()
   try:
-    gin.parse_config(["run_pretraining.disallow_correct = True",
-                      "run_pretraining.masking_draws = 'with_replacement'"])
-    assert gin.query_parameter("run_pretraining.disallow_correct") is True
+    gin.parse_config([
+        "options_test.run_pretraining.disallow_correct = True",
+        "options_test.run_pretraining.masking_draws = 'with_replacement'"])
     assert gin.query_parameter(
-        "run_pretraining.masking_draws") == "with_replacement"
+        "options_test.run_pretraining.disallow_correct") is True
+    assert gin.query_parameter(
+        "options_test.run_pretraining.masking_draws") == "with_replacement"
   finally:
     gin.clear_config()
 
