@@ -175,7 +175,8 @@ def test_a_rerun_skips_every_finished_part(finished_study, study_inputs):
 def test_the_study_runs_unchanged_on_other_glue_tasks(finished_study,
                                                       study_inputs, tmp_path):
   # A regression task and a pair task, made up here, on a copy of the
-  # finished study: pretraining is reused, each task gets its own metric.
+  # finished study: pretraining is reused, each task gets its own metric
+  # (one variant, to keep the suite short).
   output_dir = tmp_path / "study"
   shutil.copytree(finished_study[0], output_dir)
   corpus, _, gin_file = study_inputs
@@ -204,7 +205,7 @@ def test_the_study_runs_unchanged_on_other_glue_tasks(finished_study,
       [sys.executable, "-m", "official_electra.efficiency_study",
        f"--gin_file={gin_file}", f"--corpus={corpus}",
        f"--glue_dir={glue_dir}", "--tasks=STS-B,RTE",
-       "--variants=electra,mlm", f"--output_dir={output_dir}"],
+       "--variants=electra", f"--output_dir={output_dir}"],
       capture_output=True, text=True, timeout=600,
       cwd=tiny_pretraining.REPO_ROOT,
       env=dict(_ENVIRONMENT, PYTHONPATH=str(tiny_pretraining.REPO_ROOT)))
@@ -214,7 +215,7 @@ def test_the_study_runs_unchanged_on_other_glue_tasks(finished_study,
   assert results["tasks"] == ["STS-B", "RTE"]
   metrics = {(run["task"], run["metric"]) for run in results["runs"]}
   assert metrics == {("STS-B", "spearman"), ("RTE", "accuracy")}
-  assert len(results["runs"]) == 2 * 5  # random init + 4 kept, one seed
+  assert len(results["runs"]) == 2 * 3  # random init + 2 kept, one seed
   for run in results["runs"]:
     assert -1.0 <= run["score"] <= 1.0
   assert {(probe["task"], probe["metric"]) for probe in results["probes"]} == (
