@@ -49,7 +49,6 @@ from official_electra.finetuning import outputs
 from official_electra.finetuning import tasks as tasks_lib
 from official_electra.finetuning import trainer
 from official_electra.modeling import checkpoints
-from official_electra.modeling import encoder_config as encoder_config_lib
 from official_electra.tokenization import wordpiece_tokenizer
 from official_electra.training import pretraining_run
 from tfrecords_tools import build_pretraining_dataset
@@ -407,15 +406,9 @@ def _frozen_encoder(random_encoder, kept_dir):
   """The kept checkpoint's discriminator, or a random one (seed 0)."""
   if kept_dir is None:
     tf_keras.utils.set_random_seed(0)
-    config = random_encoder
-  else:
-    config = checkpoints.recorded_encoder_config(kept_dir)
-  network = encoder_config_lib.build_encoder(config)
-  network({key: tf.zeros([1, 2], tf.int32) for key in
-           ("input_word_ids", "input_mask", "input_type_ids")})
-  if kept_dir is not None:
-    checkpoints.restore_discriminator(network, kept_dir)
-  return network
+    return trainer.build_encoder(random_encoder)
+  return trainer.build_encoder(checkpoints.recorded_encoder_config(kept_dir),
+                               kept_dir)
 
 
 def _task_runs(summary, variant, plan, step, train_flops, pretraining_metrics):

@@ -149,19 +149,27 @@ def encode_task(task: tasks.GlueTask, glue_dir: str, tokenizer,
       test_sets=test_sets)
 
 
+def build_encoder(encoder_config: encoder_config_lib.EncoderConfig,
+                  init_checkpoint: Optional[str] = None):
+  """A built `ElectraEncoder`, restored from `init_checkpoint` if given."""
+  encoder = encoder_config_lib.build_encoder(encoder_config)
+  encoder({key: tf.zeros([1, 2], tf.int32) for key in
+           ("input_word_ids", "input_mask", "input_type_ids")})
+  if init_checkpoint:
+    prefix = checkpoints.restore_discriminator(encoder, init_checkpoint)
+    logging.info("restored the discriminator from %s", prefix)
+  return encoder
+
+
 def build_classifier(encoder_config: encoder_config_lib.EncoderConfig,
                      task: tasks.GlueTask,
                      hyperparameters: FinetuneHyperparameters,
                      init_checkpoint: Optional[str] = None
                      ) -> electra_classifier.ElectraClassifier:
   """A built classifier, its encoder restored from `init_checkpoint` if given."""
-  encoder = encoder_config_lib.build_encoder(encoder_config)
+  encoder = build_encoder(encoder_config, init_checkpoint)
   dummy_inputs = {key: tf.zeros([1, 2], tf.int32) for key in
                   ("input_word_ids", "input_mask", "input_type_ids")}
-  encoder(dummy_inputs)
-  if init_checkpoint:
-    prefix = checkpoints.restore_discriminator(encoder, init_checkpoint)
-    logging.info("restored the discriminator from %s", prefix)
   classifier = electra_classifier.ElectraClassifier(
       encoder, task.num_outputs, dropout_rate=hyperparameters.dropout_rate,
       gradient_clip_norm=hyperparameters.gradient_clip_norm)
