@@ -22,6 +22,8 @@ import sys
 
 import gin
 
+from official_electra import settings_check
+
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 USER_ERROR_EXIT_STATUS = 1
 PREEMPTED_EXIT_STATUS = 75
@@ -31,8 +33,9 @@ PREEMPTED_EXIT_STATUS = 75
 _GIN_CONTEXT = "\n  In call to configurable"
 
 
-class GinConfigError(ValueError):
-  """A gin file is missing or a binding does not parse or name a parameter."""
+# One class for gin files, bindings and settings of the wrong type or range
+# (its subclass `settings_check.SettingError`).
+GinConfigError = settings_check.GinConfigError
 
 
 def parse_gin(gin_files, gin_bindings, missing_file_hint, parameters_hint):

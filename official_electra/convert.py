@@ -29,6 +29,7 @@ from absl import app
 from absl import flags
 
 from official_electra import command_line
+from official_electra import settings_check
 from official_electra.conversion import checkpoint_dir
 from official_electra.conversion import converters
 from official_electra.conversion import electra_parts
@@ -74,7 +75,7 @@ def define_flags():
 
 
 _USER_ERRORS = (electra_parts.ConversionError, checkpoints.CheckpointError,
-                vocabulary.VocabularyError)
+                vocabulary.VocabularyError, settings_check.SettingError)
 
 
 def _tf1_configs(model_size, discriminator_config_json, generator_config_json):
@@ -114,6 +115,7 @@ def run(flag_values):
 def _run_import(flag_values, imports_hf):
   if not flag_values.output_dir:
     raise electra_parts.ConversionError("an import needs --output_dir")
+  settings_check.check_output_dir(flag_values.output_dir, "--output_dir")
   if imports_hf:
     prefix = converters.import_hf(
         flag_values.hf_dir, flag_values.hf_generator_dir,
@@ -142,10 +144,15 @@ def _run_export(flag_values):
         "an export needs --hf_output_dir, --hf_generator_output_dir or "
         "--tf1_output_prefix")
   # Every output is checked before anything is written.
-  for output_dir in outputs[:2]:
+  for flag, output_dir in zip(("--hf_output_dir", "--hf_generator_output_dir"),
+                              outputs[:2]):
     if output_dir:
+      settings_check.check_output_dir(output_dir, flag)
       electra_parts.check_new_output(output_dir)
   if flag_values.tf1_output_prefix:
+    settings_check.check_output_dir(
+        os.path.dirname(flag_values.tf1_output_prefix) or ".",
+        "the folder of --tf1_output_prefix")
     tf1_files.check_new_prefix(flag_values.tf1_output_prefix)
   if flag_values.hf_output_dir or flag_values.hf_generator_output_dir:
     converters.export_hf(flag_values.checkpoint, flag_values.hf_output_dir,

@@ -19,6 +19,7 @@ from absl import app
 from absl import flags
 
 from official_electra import command_line
+from official_electra import settings_check
 from official_electra.data import glue
 from official_electra.modeling import checkpoints
 from official_electra.serving import classifier_export
@@ -36,12 +37,13 @@ flags.DEFINE_bool("verbose", False, "Show tracebacks of errors.")
 _USER_ERRORS = (classifier_export.ExportError, op_allowlist.UnservableOpsError,
                 glue.GlueDataError, vocabulary.VocabularyError,
                 pretraining_export.PretrainingExportError,
-                checkpoints.CheckpointError)
+                checkpoints.CheckpointError, settings_check.SettingError)
 
 
 def main(argv):
   del argv
   try:
+    settings_check.check_output_dir(flags.FLAGS.export_dir, "--export_dir")
     if flags.FLAGS.finetuned_dir:
       run_dir = classifier_export.export_classifier(flags.FLAGS.finetuned_dir,
                                                     flags.FLAGS.export_dir)

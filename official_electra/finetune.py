@@ -26,6 +26,7 @@ from absl import logging
 import gin
 
 from official_electra import command_line
+from official_electra import settings_check
 from official_electra.data import glue
 from official_electra.finetuning import outputs
 from official_electra.finetuning import resumable_training
@@ -33,6 +34,7 @@ from official_electra.finetuning import tasks
 from official_electra.finetuning import trainer
 from official_electra.modeling import checkpoints
 from official_electra.modeling import encoder_config
+from official_electra.optimization import layerwise_decay
 from official_electra.tokenization import vocabulary
 from official_electra.tokenization import wordpiece_tokenizer
 
@@ -125,34 +127,31 @@ def resolve_encoder_config(init_checkpoint):
   return recorded
 
 
-_POSITIVE_INTEGERS = ("batch_size", "eval_batch_size", "max_seq_length",
-                      "save_checkpoints_steps", "keep_checkpoint_max")
-_OPTIONAL_POSITIVE_INTEGERS = ("num_train_epochs", "max_train_examples")
-_POSITIVE_NUMBERS = ("learning_rate", "layerwise_decay_rate",
-                     "gradient_clip_norm")
-_FRACTIONS = ("warmup_proportion", "weight_decay_rate", "dropout_rate")
+_CHECK = settings_check
+_HYPERPARAMETER_RULES = {
+    "learning_rate": _CHECK.POSITIVE_NUMBER,
+    "layerwise_decay_rate": _CHECK.POSITIVE_NUMBER,
+    "layerwise_decay_rule": _CHECK.one_of(
+        *layerwise_decay.LAYERWISE_DECAY_RULES),
+    "batch_size": _CHECK.POSITIVE_INTEGER,
+    "eval_batch_size": _CHECK.POSITIVE_INTEGER,
+    "num_train_epochs": _CHECK.optional(_CHECK.POSITIVE_INTEGER),
+    "warmup_proportion": _CHECK.RATE,
+    "weight_decay_rate": _CHECK.RATE,
+    "dropout_rate": _CHECK.RATE,
+    "gradient_clip_norm": _CHECK.optional(_CHECK.POSITIVE_NUMBER),
+    "max_seq_length": _CHECK.POSITIVE_INTEGER,
+    "max_train_examples": _CHECK.optional(_CHECK.POSITIVE_INTEGER),
+    "save_checkpoints_steps": _CHECK.POSITIVE_INTEGER,
+    "keep_checkpoint_max": _CHECK.POSITIVE_INTEGER,
+}
 
 
 def _check_hyperparameters(hyperparameters):
-  """Raises GinConfigError naming the first `glue_hyperparameters` binding of
-  the wrong type or range."""
-  for name, value in vars(hyperparameters).items():
-    if value is None and name in _OPTIONAL_POSITIVE_INTEGERS + (
-        "gradient_clip_norm",):
-      continue
-    if name in _POSITIVE_INTEGERS + _OPTIONAL_POSITIVE_INTEGERS:
-      valid, expected = (isinstance(value, int) and not isinstance(value, bool)
-                         and value >= 1), "an integer >= 1"
-    elif name in _POSITIVE_NUMBERS + _FRACTIONS:
-      valid = (isinstance(value, (int, float)) and not isinstance(value, bool)
-               and (0 < value if name in _POSITIVE_NUMBERS else 0 <= value < 1))
-      expected = "a number > 0" if name in _POSITIVE_NUMBERS else (
-          "a number in [0, 1)")
-    else:
-      continue
-    if not valid:
-      raise GinConfigError(f"glue_hyperparameters.{name} = {value!r} must be "
-                           f"{expected}; fix the binding")
+  """Raises SettingError (a GinConfigError) naming the first
+  `glue_hyperparameters` binding of the wrong type or range."""
+  settings_check.check(vars(hyperparameters), _HYPERPARAMETER_RULES,
+                       "glue_hyperparameters.", "fix the binding")
 
 
 def run(task_flag, glue_dir, init_checkpoint, model_dir, vocab_file, lower_case,
@@ -163,6 +162,7 @@ def run(task_flag, glue_dir, init_checkpoint, model_dir, vocab_file, lower_case,
     raise glue.GlueDataError(f"{glue_dir}: no such folder; pass --glue_dir "
                              "pointing at the GLUE download script's output")
   config = resolve_encoder_config(init_checkpoint)
+  settings_check.check_encoder(config, "glue_encoder.")
   hyperparameters = GinHyperparameters()
   _check_hyperparameters(hyperparameters)
   tokenizer = wordpiece_tokenizer.WordpieceTokenizer(

@@ -28,10 +28,15 @@ Guarantees:
 - Atomic and resumable: shards are written under `.tmp` names and renamed
   when complete; after a kill, rerunning the same command skips the complete
   shards and yields the same bytes as an uninterrupted run. A directory is
-  complete when `dataset_info.json` exists.
+  complete when `dataset_info.json` exists; it records every shard's size and
+  sha256.
+- Repairing: rerunning the command on a finished dataset checks every shard
+  (present, its size, its sha256) and rebuilds only those that are missing or
+  damaged, to the same bytes as before.
 """
 
 import collections
+import dataclasses
 import hashlib
 import json
 import multiprocessing
@@ -41,6 +46,7 @@ import time
 
 from absl import app
 from absl import flags
+import tensorflow as tf
 
 from official_electra import command_line
 from official_electra.data import dataset_info as dataset_info_lib
@@ -159,16 +165,26 @@ def build_pretraining_dataset(
     raise BuildError(f"cannot create --output_dir={output_dir} "
                      f"({error.strerror}): pass a writable folder") from None
   existing = dataset_info_lib.read_dataset_info(output_dir)
+  damaged = None
   if existing is not None:
     if existing.build_fingerprint != fingerprint:
       raise BuildError(
           f"{output_dir} holds a finished dataset built from other inputs or "
           "flags: use an empty --output_dir or delete it")
-    _log(f"{output_dir} is already complete")
-    return existing
+    damaged = _damaged_shards(existing, output_dir)
+    if not damaged and existing.shard_sha256:
+      _log(f"{output_dir} is already complete (every shard checked)")
+      return existing
+    for message in damaged.values():
+      _log(f"warning: {message}: rebuilding this shard")
 
   shards = shard_writer.ShardSet(output_dir, num_shards, fingerprint)
-  shard_counts = [shards.completed_counts(s) for s in range(num_shards)]
+  if damaged is None:
+    shard_counts = [shards.completed_counts(s) for s in range(num_shards)]
+  elif not damaged:  # A dataset from before checksums: record them.
+    return _finish_repair(existing, shards, damaged, output_dir)
+  else:  # A repair: only the damaged shards are written.
+    shard_counts = [None if s in damaged else {} for s in range(num_shards)]
   progress = _Progress(total_bytes, num_shards)
   for counts in filter(None, shard_counts):
     progress.add(counts, processed=False)
@@ -233,6 +249,8 @@ def build_pretraining_dataset(
     if pool is not None:
       pool.terminate()
   progress.report(total_bytes, num_shards, force=True)
+  if existing is not None:
+    return _finish_repair(existing, shards, damaged, output_dir)
 
   totals = collections.Counter()
   for counts in shard_counts:
@@ -248,12 +266,67 @@ def build_pretraining_dataset(
       shard_files=[shard_writer.shard_name(s, num_shards)
                    for s in range(num_shards)],
       shard_sizes=[os.path.getsize(shards.path(s)) for s in range(num_shards)],
+      shard_sha256=[shards.sha256(s) for s in range(num_shards)],
       input_files=[f.path for f in files], skipped_files=skipped,
       build_fingerprint=fingerprint,
       **{name: int(totals[name]) for name in _COUNT_NAMES})
   info.write(output_dir)
   shards.remove_state()
   _summarize(info)
+  return info
+
+
+def _damaged_shards(info, output_dir) -> dict:
+  """`{shard index: what is wrong}` for a finished dataset's shards.
+
+  Checks presence, sizes and checksums; a dataset from before checksums were
+  recorded is checked by reading every record instead.
+
+  Raises:
+    BuildError: a shard file in `output_dir` that the dataset does not list.
+  """
+  damaged = {}
+  for index, message in info.shard_problems(output_dir, verify_checksums=True):
+    if index is None:
+      raise BuildError(f"{message}: move it out of {output_dir} (it is not "
+                       "part of this dataset)")
+    damaged.setdefault(index, message)
+  if not info.shard_sha256:
+    for index, name in enumerate(info.shard_files):
+      path = os.path.join(output_dir, name)
+      if index not in damaged and _unreadable(path):
+        damaged[index] = f"{path} holds a corrupt record"
+  return damaged
+
+
+def _unreadable(path) -> bool:
+  try:
+    for _ in tf.data.TFRecordDataset(path):
+      pass
+  except tf.errors.DataLossError:
+    return True
+  return False
+
+
+def _finish_repair(info, shards, damaged, output_dir):
+  """Checks the rebuilt shards against the record; adds missing checksums."""
+  for index in damaged:
+    path = shards.path(index)
+    checksum = shards.sha256(index)
+    if os.path.getsize(path) != info.shard_sizes[index] or (
+        info.shard_sha256 and checksum != info.shard_sha256[index]):
+      raise BuildError(
+          f"{path} was rebuilt but differs from what {output_dir}/"
+          f"{dataset_info_lib.DATASET_INFO_FILENAME} records: the corpus "
+          "files changed since the build (same names and sizes, other bytes); "
+          "rebuild the dataset in an empty --output_dir")
+  if not info.shard_sha256:
+    info = dataclasses.replace(info, shard_sha256=[
+        shards.sha256(s) for s in range(info.num_shards)])
+  info.write(output_dir)
+  shards.remove_state()
+  _log(f"repaired {len(damaged)} of {info.num_shards} shards in {output_dir}"
+       if damaged else f"recorded the shards' checksums in {output_dir}")
   return info
 
 

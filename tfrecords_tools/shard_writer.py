@@ -1,9 +1,10 @@
 """Atomic, resumable shard files of one dataset build.
 
-A shard is written as `NAME.tmp`; when its last record is in, its counts go
-to `.build_state/NAME.json` (with the build's fingerprint), then `NAME.tmp` is
-renamed to `NAME`. A shard is complete when both exist and the fingerprint
-matches, so a rerun of the same build skips it; nothing else looks complete.
+A shard is written as `NAME.tmp`; when its last record is in, its counts and
+sha256 go to `.build_state/NAME.json` (with the build's fingerprint), then
+`NAME.tmp` is renamed to `NAME`. A shard is complete when both exist and the
+fingerprint matches, so a rerun of the same build skips it; nothing else looks
+complete.
 """
 
 import json
@@ -12,6 +13,7 @@ import shutil
 
 import tensorflow as tf
 
+from official_electra.data import dataset_info as dataset_info_lib
 from tfrecords_tools.errors import BuildError
 
 SHARD_PREFIX = "pretrain_data.tfrecord"
@@ -41,6 +43,13 @@ class ShardSet:
     return os.path.join(self._state_dir,
                         shard_name(shard, self._num_shards) + ".json")
 
+  def _read_state(self, shard: int) -> dict:
+    try:
+      with open(self._state_path(shard), encoding="utf-8") as state_file:
+        return json.load(state_file)
+    except (OSError, ValueError):
+      return {}
+
   def completed_counts(self, shard: int):
     """The saved counts of a complete shard of this build, else None.
 
@@ -49,11 +58,7 @@ class ShardSet:
     """
     if not os.path.exists(self.path(shard)):
       return None
-    try:
-      with open(self._state_path(shard), encoding="utf-8") as state_file:
-        state = json.load(state_file)
-    except (OSError, ValueError):
-      state = {}
+    state = self._read_state(shard)
     if state.get("fingerprint") != self._fingerprint:
       raise BuildError(
           f"{self.path(shard)} is from a different build (other inputs, "
@@ -61,17 +66,26 @@ class ShardSet:
           "shards")
     return state["counts"]
 
+  def sha256(self, shard: int) -> str:
+    """The complete shard's sha256 (recorded when it was written)."""
+    return (self._read_state(shard).get("sha256")
+            or dataset_info_lib.file_sha256(self.path(shard)))
+
   def open(self, shard: int) -> tf.io.TFRecordWriter:
     """A writer of the shard's temporary file (any stale one is replaced)."""
     return tf.io.TFRecordWriter(self.path(shard) + TEMPORARY_SUFFIX)
 
   def complete(self, shard: int, writer: tf.io.TFRecordWriter,
                counts: dict) -> None:
-    """Closes the writer, saves the counts, and renames the shard in place."""
+    """Closes the writer, saves the counts and the file's sha256, and renames
+    the shard in place."""
     writer.close()
+    checksum = dataset_info_lib.file_sha256(self.path(shard) +
+                                            TEMPORARY_SUFFIX)
     state_path = self._state_path(shard)
     with open(state_path + TEMPORARY_SUFFIX, "w", encoding="utf-8") as state:
-      json.dump({"fingerprint": self._fingerprint, "counts": counts}, state)
+      json.dump({"fingerprint": self._fingerprint, "counts": counts,
+                 "sha256": checksum}, state)
     os.replace(state_path + TEMPORARY_SUFFIX, state_path)
     os.replace(self.path(shard) + TEMPORARY_SUFFIX, self.path(shard))
 

@@ -2,16 +2,38 @@
 
 `tfrecords_tools.build_pretraining_dataset` writes it beside the shards, last
 (so a directory with it is complete); the pretraining loader reads it to catch
-a vocabulary or sequence length that does not match the model.
+a vocabulary or sequence length that does not match the model, and a shard
+that is missing, resized, corrupt (by checksum) or not part of the dataset.
 """
 
 import dataclasses
+import hashlib
 import json
 import os
 from typing import Optional
 
+import tensorflow as tf
+
 DATASET_INFO_FILENAME = "dataset_info.json"
 FORMAT_VERSION = 1
+# The shard files of a dataset directory (tfrecords_tools.shard_writer's
+# names); `.tmp` files are unfinished ones.
+SHARD_FILE_GLOB = "pretrain_data.tfrecord-*"
+_TEMPORARY_SUFFIX = ".tmp"
+_HASH_CHUNK_BYTES = 4 << 20
+REPAIR_FIX = ("rebuild the dataset: rerun the `python -m "
+              "tfrecords_tools.build_pretraining_dataset` command that built "
+              "it (same --input, --vocab_file, --output_dir and flags), which "
+              "checks every shard and redoes only the damaged ones")
+
+
+def file_sha256(path: str) -> str:
+  """Hex sha256 of a file (any TensorFlow filesystem)."""
+  digest = hashlib.sha256()
+  with tf.io.gfile.GFile(path, "rb") as data:
+    while chunk := data.read(_HASH_CHUNK_BYTES):
+      digest.update(chunk)
+  return digest.hexdigest()
 
 
 class DatasetInfoError(ValueError):
@@ -31,6 +53,8 @@ class DatasetInfo:
     seed: the packing seed.
     shard_files: shard file names (relative to the directory), in order.
     shard_sizes: bytes of each shard, to catch a truncated file.
+    shard_sha256: hex sha256 of each shard, to catch a corrupt one (empty in
+      datasets built before checksums were recorded).
     num_documents: documents read.
     num_tokens: WordPiece tokens of the corpus (without `[CLS]`/`[SEP]`).
     num_truncated_tokens: corpus tokens left out by the packing rules.
@@ -59,6 +83,7 @@ class DatasetInfo:
   input_files: list = dataclasses.field(default_factory=list)
   skipped_files: dict = dataclasses.field(default_factory=dict)
   build_fingerprint: str = ""
+  shard_sha256: list = dataclasses.field(default_factory=list)
   format_version: int = FORMAT_VERSION
 
   @property
@@ -69,11 +94,52 @@ class DatasetInfo:
     """Writes `directory/dataset_info.json` atomically; returns its path."""
     path = os.path.join(directory, DATASET_INFO_FILENAME)
     temporary_path = path + ".tmp"
-    with open(temporary_path, "w", encoding="utf-8") as info_file:
-      json.dump(dataclasses.asdict(self), info_file, indent=2, sort_keys=True)
-      info_file.write("\n")
-    os.replace(temporary_path, path)
+    with tf.io.gfile.GFile(temporary_path, "w") as info_file:
+      info_file.write(json.dumps(dataclasses.asdict(self), indent=2,
+                                 sort_keys=True) + "\n")
+    tf.io.gfile.rename(temporary_path, path, overwrite=True)
     return path
+
+  def shard_problems(self, directory: str,
+                     verify_checksums: bool = False) -> list:
+    """What is wrong with the shards in `directory`, against this record.
+
+    Cheap by default (a listing and file sizes); `verify_checksums` also
+    reads every shard in full and compares its sha256.
+
+    Returns:
+      `[(shard index or None, message)]`: each listed shard that is missing,
+      resized or (verified) of another checksum, and (index None) each shard
+      file in the directory that is not listed. Empty when all is well.
+    """
+    info_path = os.path.join(directory, DATASET_INFO_FILENAME)
+    problems = []
+    for index, (name, size) in enumerate(zip(self.shard_files,
+                                             self.shard_sizes)):
+      path = os.path.join(directory, name)
+      if not tf.io.gfile.exists(path):
+        problems.append((index, f"{path} is missing ({info_path} lists it)"))
+        continue
+      actual = tf.io.gfile.stat(path).length
+      if actual != size:
+        problems.append((index, f"{path} has {actual} bytes but {info_path} "
+                                f"records {size}: the file is truncated or "
+                                "changed"))
+      elif verify_checksums and self.shard_sha256:
+        checksum = file_sha256(path)
+        if checksum != self.shard_sha256[index]:
+          problems.append((index, f"{path} has sha256 {checksum[:12]}... but "
+                                  f"{info_path} records "
+                                  f"{self.shard_sha256[index][:12]}...: the "
+                                  "file is corrupt"))
+    listed = set(self.shard_files)
+    for path in sorted(tf.io.gfile.glob(os.path.join(directory,
+                                                     SHARD_FILE_GLOB))):
+      name = os.path.basename(path)
+      if name not in listed and not name.endswith(_TEMPORARY_SUFFIX):
+        problems.append((None, f"{path} is not one of the "
+                               f"{self.num_shards} shards {info_path} lists"))
+    return problems
 
   def check_compatible(self, path: str, vocab_size: Optional[int],
                        max_seq_length: int, vocab_file: Optional[str] = None,
@@ -115,10 +181,10 @@ def read_dataset_info(directory: str) -> Optional[DatasetInfo]:
     DatasetInfoError: the file exists but is not a valid dataset_info.json.
   """
   path = os.path.join(directory, DATASET_INFO_FILENAME)
-  if not os.path.exists(path):
+  if not tf.io.gfile.exists(path):
     return None
   try:
-    with open(path, encoding="utf-8") as info_file:
+    with tf.io.gfile.GFile(path) as info_file:
       fields = json.load(info_file)
     if fields.get("format_version") != FORMAT_VERSION:
       raise DatasetInfoError(
@@ -126,7 +192,7 @@ def read_dataset_info(directory: str) -> Optional[DatasetInfo]:
           f"code reads {FORMAT_VERSION}: rebuild the data with this version "
           "of tfrecords_tools")
     return DatasetInfo(**fields)
-  except (OSError, ValueError, TypeError) as error:
+  except (OSError, ValueError, TypeError, tf.errors.OpError) as error:
     if isinstance(error, DatasetInfoError):
       raise
     raise DatasetInfoError(

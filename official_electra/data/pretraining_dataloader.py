@@ -18,7 +18,7 @@ from official_electra.data import dataset_info as dataset_info_lib
 from official_electra.data import pretraining_features
 from official_electra.tokenization import vocabulary as vocabulary_lib
 
-DEFAULT_SHARD_GLOB = "pretrain_data.tfrecord-*"
+DEFAULT_SHARD_GLOB = dataset_info_lib.SHARD_FILE_GLOB
 _IGNORED_SUFFIXES = (".tmp", ".json")
 # tfrecords_tools' resume state: present only while a build is unfinished.
 _UNFINISHED_BUILD_MARKER = ".build_state"
@@ -61,20 +61,22 @@ def resolve_files(file_pattern: Union[str, Sequence[str]]) -> list[str]:
   return sorted(set(files))
 
 
-def _check_against_info(info, directory, files, vocab_size, max_seq_length,
-                        vocabulary):
+def _check_against_info(info, directory, vocab_size, max_seq_length,
+                        vocabulary, verify_checksums):
   path = os.path.join(directory, dataset_info_lib.DATASET_INFO_FILENAME)
   info.check_compatible(
       path, vocab_size, max_seq_length,
       vocab_file=vocabulary and vocabulary.path,
       vocab_sha256=vocabulary and vocabulary.sha256)
-  expected_sizes = dict(zip(info.shard_files, info.shard_sizes))
-  for file in files:
-    expected = expected_sizes.get(os.path.basename(file))
-    if expected is not None and os.path.getsize(file) != expected:
-      raise PretrainingDataError(
-          f"{file} has {os.path.getsize(file)} bytes but {path} records "
-          f"{expected}: the file is truncated or changed; rebuild the dataset")
+  problems = info.shard_problems(directory, verify_checksums)
+  if problems:
+    index, message = problems[0]
+    others = (f" ({len(problems) - 1} more shard problems)"
+              if len(problems) > 1 else "")
+    fix = (dataset_info_lib.REPAIR_FIX if index is not None else
+           f"move it out of {directory}, or rebuild the dataset in an empty "
+           "--output_dir")
+    raise PretrainingDataError(f"{message}{others}: {fix}")
 
 
 def _check_first_record(file, vocab_size, max_seq_length):
@@ -111,16 +113,23 @@ def _check_not_unfinished(directory):
     raise PretrainingDataError(
         f"{directory} is an unfinished build (it has "
         f"{_UNFINISHED_BUILD_MARKER}/ but no "
-        f"{dataset_info_lib.DATASET_INFO_FILENAME}): rerun the same "
+        f"{dataset_info_lib.DATASET_INFO_FILENAME}, or a repair of it was "
+        "interrupted): rerun the same "
         "`python -m tfrecords_tools.build_pretraining_dataset` command to "
         "finish it")
 
 
 def check_files(files: Sequence[str], max_seq_length: int,
                 vocab_size: Optional[int] = None,
-                vocab_file: Optional[str] = None) -> None:
+                vocab_file: Optional[str] = None,
+                verify_checksums: bool = False) -> None:
   """Checks files against `dataset_info.json` beside them, or their first
   record where there is none (records of the original tool; warns once).
+
+  With `dataset_info.json`, every shard it lists must be in the directory
+  with its recorded size, and no other shard file may be there (cheap: a
+  listing and sizes); `verify_checksums` also compares every shard's sha256
+  (reads the data once).
 
   Args:
     files: the shard files.
@@ -129,10 +138,11 @@ def check_files(files: Sequence[str], max_seq_length: int,
     vocab_file: the model's vocabulary; when given, it must be the file the
       data was built with (same sha256) or, without dataset_info.json, hold
       every id of the first record.
+    verify_checksums: compare every shard's sha256 with the recorded one.
 
   Raises:
     PretrainingDataError, DatasetInfoError, VocabularyError: with the file and
-      the fix; also for the shards of an unfinished build.
+      the fix; also for the shards of an unfinished build (or repair).
   """
   vocabulary = (vocabulary_lib.load_vocabulary(vocab_file)
                 if vocab_file is not None else None)
@@ -142,12 +152,12 @@ def check_files(files: Sequence[str], max_seq_length: int,
   for file in files:
     by_directory.setdefault(os.path.dirname(file), []).append(file)
   for directory, directory_files in sorted(by_directory.items()):
+    _check_not_unfinished(directory)
     info = dataset_info_lib.read_dataset_info(directory)
     if info is not None:
-      _check_against_info(info, directory, directory_files, vocab_size,
-                          max_seq_length, vocabulary)
+      _check_against_info(info, directory, vocab_size, max_seq_length,
+                          vocabulary, verify_checksums)
     else:
-      _check_not_unfinished(directory)
       logging.log_first_n(
           logging.WARNING, "%s has no %s (records of the original tool?): "
           "checking the record length on the first record only", 1,
@@ -156,12 +166,29 @@ def check_files(files: Sequence[str], max_seq_length: int,
 
 
 def find_unreadable_file(files: Sequence[str]) -> Optional[str]:
-  """Reads every record; returns the first corrupt file, or None.
+  """The first corrupt file, or None.
 
   A read error in training ("corrupted record at N") does not say which file;
-  this does, at the cost of one full pass over the data.
+  this does: by the checksums `dataset_info.json` records where there are
+  some, else by reading every record (one full pass over the data).
   """
+  unchecked = []
+  by_directory = {}
   for file in files:
+    by_directory.setdefault(os.path.dirname(file), []).append(file)
+  for directory, directory_files in sorted(by_directory.items()):
+    info = dataset_info_lib.read_dataset_info(directory)
+    if info is None or not info.shard_sha256:
+      unchecked += directory_files
+      continue
+    recorded = dict(zip(info.shard_files, info.shard_sha256))
+    for file in directory_files:
+      expected = recorded.get(os.path.basename(file))
+      if expected is None:
+        unchecked.append(file)
+      elif dataset_info_lib.file_sha256(file) != expected:
+        return file
+  for file in unchecked:
     try:
       for _ in tf.data.TFRecordDataset(file):
         pass
@@ -176,7 +203,8 @@ def pretraining_dataset(
     input_context: Optional[tf.distribute.InputContext] = None,
     shuffle_buffer_size: int = 10000, seed: Optional[int] = None,
     repeat: bool = True, shuffle: bool = True,
-    vocab_file: Optional[str] = None) -> tf.data.Dataset:
+    vocab_file: Optional[str] = None,
+    verify_checksums: bool = False) -> tf.data.Dataset:
   """Batches of pretraining inputs.
 
   Files are split between input pipelines (`input_context`), shuffled,
@@ -197,6 +225,8 @@ def pretraining_dataset(
     shuffle: shuffle files and records.
     vocab_file: the model's vocabulary, checked to be the one the data was
       built with (see `check_files`); None skips the check.
+    verify_checksums: also compare every shard's sha256 with
+      `dataset_info.json` (reads the data once; see `check_files`).
 
   Returns:
     A dataset of dicts `input_word_ids`, `input_mask`, `input_type_ids`:
@@ -204,11 +234,13 @@ def pretraining_dataset(
 
   Raises:
     PretrainingDataError, DatasetInfoError, VocabularyError: missing files,
-      files that do not fit the model, another vocabulary, a truncated shard,
-      an unfinished build, or too few files to shard.
+      files that do not fit the model, another vocabulary, a missing,
+      resized, corrupt (verified) or unlisted shard, an unfinished build, or
+      too few files to shard.
   """
   files = resolve_files(file_pattern)
-  check_files(files, max_seq_length, vocab_size, vocab_file)
+  check_files(files, max_seq_length, vocab_size, vocab_file,
+              verify_checksums)
   batch_size = global_batch_size
   dataset = tf.data.Dataset.from_tensor_slices(files)
   if input_context is not None:

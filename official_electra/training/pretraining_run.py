@@ -13,10 +13,12 @@ from absl import logging
 import tensorflow as tf
 import tf_keras
 
+from official_electra import settings_check
 from official_electra.data import dataset_info
 from official_electra.data import pretraining_dataloader
 from official_electra.modeling import checkpoints
 from official_electra.modeling.layers import dynamic_masking
+from official_electra.modeling.models import electra_pretrainer
 from official_electra.optimization import optimizer_factory
 from official_electra.tokenization import vocabulary as vocabulary_lib
 from official_electra.training import architecture as architecture_lib
@@ -36,6 +38,54 @@ class TrainingConfigError(ValueError):
   """Settings of the run that cannot work together; says the fix."""
 
 
+_CHECK = settings_check
+# What every `run_pretraining` setting must be (checked before any work).
+SETTING_RULES = {
+    "num_train_steps": _CHECK.POSITIVE_INTEGER,
+    "train_batch_size": _CHECK.POSITIVE_INTEGER,
+    "max_seq_length": _CHECK.integer(5),
+    "mask_prob": _CHECK.FRACTION,
+    "generator_hidden_fraction": _CHECK.FRACTION,
+    "generator_layers_fraction": _CHECK.FRACTION,
+    "objective": _CHECK.one_of(*electra_pretrainer.OBJECTIVES),
+    "uniform_generator": _CHECK.BOOLEAN,
+    "lower_case": _CHECK.BOOLEAN,
+    "learning_rate": _CHECK.POSITIVE_NUMBER,
+    "num_warmup_steps": _CHECK.NON_NEGATIVE_INTEGER,
+    "optimizer": _CHECK.one_of(*optimizer_factory.OPTIMIZERS),
+    "weight_decay_rate": _CHECK.RATE,
+    "generator_loss_weight": _CHECK.NON_NEGATIVE_NUMBER,
+    "discriminator_loss_weight": _CHECK.NON_NEGATIVE_NUMBER,
+    "temperature": _CHECK.POSITIVE_NUMBER,
+    "disallow_correct": _CHECK.BOOLEAN,
+    "save_checkpoints_steps": _CHECK.POSITIVE_INTEGER,
+    "keep_checkpoint_max": _CHECK.POSITIVE_INTEGER,
+    "steps_per_execution": _CHECK.POSITIVE_INTEGER,
+    "print_every_steps": _CHECK.POSITIVE_INTEGER,
+    "shuffle_buffer_size": _CHECK.POSITIVE_INTEGER,
+    "seed": _CHECK.integer(),
+    "stop_after_steps": _CHECK.optional(_CHECK.POSITIVE_INTEGER),
+    "jit_compile": _CHECK.BOOLEAN,
+    "progress_bar": _CHECK.BOOLEAN,
+    "verify_data_checksums": _CHECK.BOOLEAN,
+}
+
+
+def check_settings(settings, encoder):
+  """Raises SettingError naming the first setting of the wrong type or range
+  (`settings`: `run_pretraining`'s arguments by name), or an encoder whose
+  positions cannot hold `max_seq_length`."""
+  settings_check.check(settings, SETTING_RULES, "run_pretraining.")
+  settings_check.check_encoder(encoder, "encoder.")
+  if settings["max_seq_length"] > encoder.max_position_embeddings:
+    raise settings_check.SettingError(
+        f"run_pretraining.max_seq_length = {settings['max_seq_length']} is "
+        "above encoder.max_position_embeddings = "
+        f"{encoder.max_position_embeddings}; lower it or raise "
+        "encoder.max_position_embeddings")
+  settings_check.check_output_dir(settings["model_dir"], "--model_dir")
+
+
 def run_pretraining(
     model_dir, train_data, vocab_file, encoder, strategy,
     num_train_steps, train_batch_size=128, max_seq_length=128,
@@ -50,7 +100,7 @@ def run_pretraining(
     steps_per_execution=1, print_every_steps=100, shuffle_buffer_size=10000,
     seed=0, stop_after_steps=None, init_checkpoint=None,
     mixed_precision="float32", jit_compile=False, progress_bar=True,
-    write_config=None):
+    write_config=None, verify_data_checksums=False):
   """Pretrains, resuming from the latest checkpoint in `model_dir`.
 
   Args:
@@ -95,15 +145,19 @@ def run_pretraining(
     progress_bar: show Keras' progress bar.
     write_config: optional `model_dir -> None`, called on the chief once the
       model is configured (the entry point writes the gin config).
+    verify_data_checksums: before training, compare every shard's sha256
+      with `dataset_info.json` (reads the data once). Without it the start
+      checks only that every listed shard is there with its size.
 
   Returns:
     dict: `step` (the final step), `preempted`, `checkpoint` (latest prefix).
 
   Raises:
-    TrainingConfigError, ArchitectureMismatchError, CheckpointError,
-    VocabularyError, PretrainingDataError, DatasetInfoError,
+    SettingError, TrainingConfigError, ArchitectureMismatchError,
+    CheckpointError, VocabularyError, PretrainingDataError, DatasetInfoError,
     TrainingDivergedError.
   """
+  check_settings(dict(locals()), encoder)
   if train_batch_size % strategy.num_replicas_in_sync:
     raise TrainingConfigError(
         f"train_batch_size={train_batch_size} does not split over "
@@ -120,6 +174,10 @@ def run_pretraining(
         f"vocab_size is {encoder.vocab_size}: set encoder.vocab_size="
         f"{vocabulary.size} in the gin config")
   _check_vocabulary_of_data(train_data, vocabulary)
+  train_files = pretraining_dataloader.resolve_files(train_data)
+  pretraining_dataloader.check_files(
+      train_files, max_seq_length, encoder.vocab_size,
+      verify_checksums=verify_data_checksums)
   architecture = architecture_lib.PretrainingArchitecture(
       encoder=encoder, generator_hidden_fraction=generator_hidden_fraction,
       generator_layers_fraction=generator_layers_fraction,
@@ -191,8 +249,15 @@ def run_pretraining(
   logger = callbacks.TrainingLogger(
       model_dir if chief else None, train_batch_size, max_seq_length,
       step_flops.train_per_example, print_every_steps)
-  pretrainer.fit(dataset, epochs=1, steps_per_epoch=last_step - completed_steps,
-                 callbacks=[logger, saver], verbose=1 if progress_bar else 0)
+  try:
+    pretrainer.fit(dataset, epochs=1,
+                   steps_per_epoch=last_step - completed_steps,
+                   callbacks=[logger, saver], verbose=1 if progress_bar else 0)
+  except (tf.errors.DataLossError, tf.errors.InvalidArgumentError) as error:
+    if not _is_data_error(error):
+      raise
+    raise _corrupt_data_error(error, train_files, model_dir,
+                              manager.latest_checkpoint) from None
   if not chief:
     shutil.rmtree(manager.directory, ignore_errors=True)
   if saver.diverged_at_step is not None:
@@ -221,6 +286,38 @@ def _check_vocabulary_of_data(train_data, vocabulary):
           f"{os.path.join(directory, dataset_info.DATASET_INFO_FILENAME)} "
           f"records another vocabulary than {vocabulary.path} (sha256 "
           "differs): pass the vocabulary the data was built with")
+
+
+def _is_data_error(error):
+  """A record that cannot be read (CRC) or parsed as a pretraining Example."""
+  if isinstance(error, tf.errors.DataLossError):
+    return True
+  message = error.message
+  return "Example" in message or ("Key: " in message and "Feature" in message)
+
+
+def _op_error_summary(error):
+  """`corrupted record at 21945` out of a graph error's multi-line message."""
+  lines = [line.strip() for line in error.message.splitlines()
+           if line.strip()]
+  useful = [line for line in lines if not line.startswith(
+      ("Graph execution error", "Detected at node", "File ", "[["))]
+  return (useful[-1] if useful else lines[0]).split(" [Op:")[0]
+
+
+def _corrupt_data_error(error, train_files, model_dir, latest_checkpoint):
+  """The one-line error of a record that failed in training: which shard, the
+  fix, and the last checkpoint (kept: nothing was saved after the failure)."""
+  shard = pretraining_dataloader.find_unreadable_file(train_files)
+  where = (shard if shard is not None
+           else f"a shard of {os.path.commonpath(train_files)}")
+  checkpoint = (os.path.basename(latest_checkpoint) if latest_checkpoint
+                else "none yet")
+  return pretraining_dataloader.PretrainingDataError(
+      f"{where}: a record cannot be read ({_op_error_summary(error)}): "
+      f"training stopped; the last good checkpoint in {model_dir} is "
+      f"{checkpoint}; {dataset_info.REPAIR_FIX}, then rerun this command to "
+      "resume")
 
 
 def _discard_checkpoints_from(manager, first_bad_step):
