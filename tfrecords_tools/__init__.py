@@ -1,0 +1,5 @@
+"""Text corpus -> WordPiece vocabulary -> packed ELECTRA pretraining TFRecords."""
+
+from official_electra import _program_logs
+
+_program_logs.quiet_tensorflow_for_programs()
