@@ -16,7 +16,9 @@ counted in `num_truncated_tokens`.
 
 Output: `pretrain_data.tfrecord-SSSSS-of-NNNNN` (features `input_ids`,
 `input_mask`, `segment_ids`, int64 `[max_seq_length]`, interchangeable with
-the original tool's records) and, last, `dataset_info.json`.
+the original tool's records), `token_counts.txt` (how often each vocabulary id
+occurs in the records, one count per line in vocab.txt's order: the unigram
+generator's distribution) and, last, `dataset_info.json`.
 
 Guarantees:
 - Streaming: the corpus is read once in units of at most 1 MiB, with a
@@ -46,6 +48,7 @@ import time
 
 from absl import app
 from absl import flags
+import numpy as np
 import tensorflow as tf
 
 from official_electra import command_line
@@ -203,22 +206,27 @@ def build_pretraining_dataset(
   open_shards, next_to_finish = {}, 0  # shard: (writer, counts)
   in_flight = collections.deque()
 
+  def new_shard(shard):
+    return (shards.open(shard), collections.Counter(),
+            np.zeros([vocabulary.size], np.int64))
+
   def finish_shards_before(shard):
     nonlocal next_to_finish
     while next_to_finish < shard:
       if shard_counts[next_to_finish] is None:
-        writer, counts = open_shards.pop(next_to_finish, None) or (
-            shards.open(next_to_finish), collections.Counter())
+        writer, counts, token_counts = (open_shards.pop(next_to_finish, None)
+                                        or new_shard(next_to_finish))
         counts = {name: int(counts[name]) for name in _COUNT_NAMES}
-        shards.complete(next_to_finish, writer, counts)
+        shards.complete(next_to_finish, writer, counts, token_counts)
         shard_counts[next_to_finish] = counts
       next_to_finish += 1
 
   def write(shard, result, end_offset):
     finish_shards_before(shard)
     if shard not in open_shards:
-      open_shards[shard] = (shards.open(shard), collections.Counter())
-    writer, shard_totals = open_shards[shard]
+      open_shards[shard] = new_shard(shard)
+    writer, shard_totals, shard_token_counts = open_shards[shard]
+    shard_token_counts += result.token_counts
     for record in result.records:
       writer.write(record)
     counts = {"num_documents": result.num_documents,
@@ -259,6 +267,9 @@ def build_pretraining_dataset(
     shards.remove_all()
     raise BuildError(f"--input={input_patterns!r} holds no tokens: check that "
                      "it is text in the vocabulary's language")
+  token_counts = sum(shards.token_counts(s, vocabulary.size)
+                     for s in range(num_shards))
+  dataset_info_lib.write_token_counts(output_dir, token_counts)
   info = dataset_info_lib.DatasetInfo(
       vocab_sha256=vocabulary.sha256, vocab_size=vocabulary.size,
       lower_case=bool(lower_case), max_seq_length=max_seq_length,
@@ -267,6 +278,7 @@ def build_pretraining_dataset(
                    for s in range(num_shards)],
       shard_sizes=[os.path.getsize(shards.path(s)) for s in range(num_shards)],
       shard_sha256=[shards.sha256(s) for s in range(num_shards)],
+      token_counts_file=dataset_info_lib.TOKEN_COUNTS_FILENAME,
       input_files=[f.path for f in files], skipped_files=skipped,
       build_fingerprint=fingerprint,
       **{name: int(totals[name]) for name in _COUNT_NAMES})

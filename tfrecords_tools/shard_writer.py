@@ -11,6 +11,7 @@ import json
 import os
 import shutil
 
+import numpy as np
 import tensorflow as tf
 
 from official_electra.data import dataset_info as dataset_info_lib
@@ -19,6 +20,14 @@ from tfrecords_tools.errors import BuildError
 SHARD_PREFIX = "pretrain_data.tfrecord"
 _STATE_DIRECTORY = ".build_state"
 TEMPORARY_SUFFIX = ".tmp"
+
+
+def _parse_ids_and_mask(records):
+  features = tf.io.parse_example(records, {
+      name: tf.io.VarLenFeature(tf.int64) for name in ("input_ids",
+                                                       "input_mask")})
+  return (tf.sparse.to_dense(features["input_ids"]),
+          tf.sparse.to_dense(features["input_mask"]))
 
 
 def shard_name(shard: int, num_shards: int) -> str:
@@ -71,12 +80,25 @@ class ShardSet:
     return (self._read_state(shard).get("sha256")
             or dataset_info_lib.file_sha256(self.path(shard)))
 
+  def token_counts(self, shard: int, vocab_size: int):
+    """The complete shard's token counts (int64 `[vocab_size]`): recorded
+    when it was written, else counted from its records."""
+    recorded = self._read_state(shard).get("token_counts")
+    if recorded is not None:
+      return np.asarray(recorded, np.int64)
+    counts = np.zeros([vocab_size], np.int64)
+    for batch in tf.data.TFRecordDataset(self.path(shard)).batch(1024).map(
+        _parse_ids_and_mask):
+      counts += np.bincount(batch[0].numpy()[batch[1].numpy() == 1],
+                            minlength=vocab_size)
+    return counts
+
   def open(self, shard: int) -> tf.io.TFRecordWriter:
     """A writer of the shard's temporary file (any stale one is replaced)."""
     return tf.io.TFRecordWriter(self.path(shard) + TEMPORARY_SUFFIX)
 
   def complete(self, shard: int, writer: tf.io.TFRecordWriter,
-               counts: dict) -> None:
+               counts: dict, token_counts=None) -> None:
     """Closes the writer, saves the counts and the file's sha256, and renames
     the shard in place."""
     writer.close()
@@ -85,7 +107,9 @@ class ShardSet:
     state_path = self._state_path(shard)
     with open(state_path + TEMPORARY_SUFFIX, "w", encoding="utf-8") as state:
       json.dump({"fingerprint": self._fingerprint, "counts": counts,
-                 "sha256": checksum}, state)
+                 "sha256": checksum,
+                 "token_counts": (None if token_counts is None else
+                                  [int(n) for n in token_counts])}, state)
     os.replace(state_path + TEMPORARY_SUFFIX, state_path)
     os.replace(self.path(shard) + TEMPORARY_SUFFIX, self.path(shard))
 

@@ -11,7 +11,9 @@ import codecs
 import dataclasses
 import json
 import random
+from typing import Optional
 
+import numpy as np
 import tensorflow as tf
 
 from official_electra.data import pretraining_features
@@ -42,6 +44,8 @@ class UnitResult:
   num_truncated_tokens: int = 0
   num_replaced_bytes: int = 0
   num_malformed_json_lines: int = 0
+  # Occurrences of each vocabulary id in the records' real (unpadded) tokens.
+  token_counts: Optional[np.ndarray] = None
 
 
 def _decode(data: bytes) -> tuple[str, int]:
@@ -124,7 +128,16 @@ class UnitProcessor:
         index=unit.index, records=records, num_documents=sum(document_ends),
         num_tokens=packed.num_tokens,
         num_truncated_tokens=packed.num_truncated_tokens,
-        num_replaced_bytes=replaced_bytes, num_malformed_json_lines=malformed)
+        num_replaced_bytes=replaced_bytes, num_malformed_json_lines=malformed,
+        token_counts=count_tokens(packed.input_ids, packed.input_mask,
+                                  self._tokenizer.vocab_size))
+
+
+def count_tokens(input_ids, input_mask, vocab_size) -> np.ndarray:
+  """int64 `[vocab_size]`: occurrences of each id where the mask is 1."""
+  input_ids = np.asarray(input_ids)
+  return np.bincount(input_ids[np.asarray(input_mask) == 1].ravel(),
+                     minlength=vocab_size).astype(np.int64)
 
 
 _worker_processor = None

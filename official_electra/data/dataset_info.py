@@ -20,6 +20,9 @@ FORMAT_VERSION = 1
 # names); `.tmp` files are unfinished ones.
 SHARD_FILE_GLOB = "pretrain_data.tfrecord-*"
 _TEMPORARY_SUFFIX = ".tmp"
+# How often each vocabulary id occurs in the records (one count per line, in
+# vocab.txt's order), written by the build beside the shards.
+TOKEN_COUNTS_FILENAME = "token_counts.txt"
 _HASH_CHUNK_BYTES = 4 << 20
 REPAIR_FIX = ("rebuild the dataset: rerun the `python -m "
               "tfrecords_tools.build_pretraining_dataset` command that built "
@@ -55,6 +58,8 @@ class DatasetInfo:
     shard_sizes: bytes of each shard, to catch a truncated file.
     shard_sha256: hex sha256 of each shard, to catch a corrupt one (empty in
       datasets built before checksums were recorded).
+    token_counts_file: `TOKEN_COUNTS_FILENAME` where the build wrote one
+      (empty in datasets built before).
     num_documents: documents read.
     num_tokens: WordPiece tokens of the corpus (without `[CLS]`/`[SEP]`).
     num_truncated_tokens: corpus tokens left out by the packing rules.
@@ -84,6 +89,7 @@ class DatasetInfo:
   skipped_files: dict = dataclasses.field(default_factory=dict)
   build_fingerprint: str = ""
   shard_sha256: list = dataclasses.field(default_factory=list)
+  token_counts_file: str = ""
   format_version: int = FORMAT_VERSION
 
   @property
@@ -172,6 +178,42 @@ class DatasetInfo:
           f"but the model reads max_seq_length={max_seq_length}: set "
           f"max_seq_length={self.max_seq_length} or rebuild the data with "
           f"--max_seq_length={max_seq_length}")
+
+
+def write_token_counts(directory: str, counts) -> str:
+  """Writes `directory/token_counts.txt` atomically; returns its path."""
+  path = os.path.join(directory, TOKEN_COUNTS_FILENAME)
+  with tf.io.gfile.GFile(path + _TEMPORARY_SUFFIX, "w") as counts_file:
+    counts_file.write("".join(f"{int(count)}\n" for count in counts))
+  tf.io.gfile.rename(path + _TEMPORARY_SUFFIX, path, overwrite=True)
+  return path
+
+
+def read_token_counts(directory: str, vocab_size: int) -> list:
+  """The counts `write_token_counts` wrote, checked against `vocab_size`.
+
+  Raises:
+    DatasetInfoError: no counts (a dataset built before they were
+      recorded), or counts of another vocabulary size.
+  """
+  info = read_dataset_info(directory)
+  path = os.path.join(directory, TOKEN_COUNTS_FILENAME)
+  if info is None or not info.token_counts_file or not tf.io.gfile.exists(
+      path):
+    raise DatasetInfoError(
+        f"{directory} has no {TOKEN_COUNTS_FILENAME} (the token frequencies "
+        "the unigram generator samples from): rebuild the data into an empty "
+        "--output_dir with this version of tfrecords_tools")
+  with tf.io.gfile.GFile(path) as counts_file:
+    try:
+      counts = [int(line) for line in counts_file.read().split()]
+    except ValueError:
+      counts = []
+  if len(counts) != vocab_size or min(counts, default=-1) < 0:
+    raise DatasetInfoError(
+        f"{path} holds {len(counts)} counts, the vocabulary has {vocab_size} "
+        "tokens (or a count is not a non-negative integer): rebuild the data")
+  return counts
 
 
 def read_dataset_info(directory: str) -> Optional[DatasetInfo]:

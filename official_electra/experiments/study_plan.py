@@ -22,6 +22,7 @@ DEFAULT_VARIANTS = {
     "replace_mlm": {"objective": "replace_mlm"},
     "all_tokens_mlm": {"objective": "all_tokens_mlm"},
     "uniform_generator": {"objective": "electra", "uniform_generator": True},
+    "unigram_generator": {"objective": "electra", "unigram_generator": True},
 }
 # Largest spread of the variants' training FLOPs at one kept checkpoint.
 MAX_FLOPS_MISMATCH = 0.01
@@ -61,6 +62,7 @@ def step_train_flops(encoder, settings):
       generator_layers_fraction=settings.get("generator_layers_fraction", 1.0),
       objective=settings.get("objective", "electra"),
       uniform_generator=settings.get("uniform_generator", False),
+      unigram_generator=settings.get("unigram_generator", False),
       max_seq_length=settings["max_seq_length"],
       mask_prob=settings.get("mask_prob", 0.15), special_token_ids={})
   per_example = flops.pretraining_flops(

@@ -18,6 +18,8 @@ from official_electra.modeling import encoder_config as encoder_config_lib
 # or `encoder_config.json` (a discriminator-only import).
 ARCHITECTURE_FILE = "architecture.json"
 ENCODER_CONFIG_FILE = "encoder_config.json"
+# The WordPiece vocabulary every model_dir keeps beside its checkpoints.
+VOCAB_FILE = "vocab.txt"
 
 
 class CheckpointError(ValueError):

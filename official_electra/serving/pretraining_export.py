@@ -26,7 +26,6 @@ from official_electra.modeling import checkpoints
 from official_electra.serving import op_allowlist
 from official_electra.tokenization import wordpiece_tokenizer
 from official_electra.training import architecture as architecture_lib
-from official_electra.training import pretraining_run
 
 
 class PretrainingExportError(ValueError):
@@ -102,7 +101,12 @@ def load_pretrainer(model_dir):
         f"{model_dir}: no {architecture_lib.ARCHITECTURE_FILE}; pass a "
         "--model_dir written by official_electra.train")
   prefix = checkpoints.resolve_checkpoint(model_dir)
-  pretrainer = architecture_lib.build_pretrainer(architecture, seed=0)
+  # A unigram generator's frequencies are no weights; the export serves the
+  # discriminator only, so any counts build the same variables.
+  pretrainer = architecture_lib.build_pretrainer(
+      architecture, seed=0,
+      unigram_counts=([1] * architecture.encoder.vocab_size
+                      if architecture.unigram_generator else None))
   ids = tf.zeros([1, architecture.max_seq_length], tf.int32)
   pretrainer({"input_word_ids": ids, "input_mask": tf.ones_like(ids),
               "input_type_ids": ids}, training=False)
@@ -136,7 +140,7 @@ def export_discriminator(model_dir, export_dir):
         f"{export_dir} already exists; pass a new --export_dir (TF Serving "
         "reads numbered version folders)")
   pretrainer, architecture, prefix = load_pretrainer(model_dir)
-  vocab_file = os.path.join(model_dir, pretraining_run.VOCAB_FILE)
+  vocab_file = os.path.join(model_dir, checkpoints.VOCAB_FILE)
   tokenizer = wordpiece_tokenizer.WordpieceTokenizer(
       vocab_file, lower_case=architecture.lower_case)
   module = DiscriminatorServingModule(pretrainer, tokenizer,

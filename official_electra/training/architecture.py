@@ -35,6 +35,8 @@ class PretrainingArchitecture:
     generator_layers_fraction: generator depth fraction (1.0 in the paper).
     objective: an `ElectraPretrainer` objective.
     uniform_generator: sample replacements uniformly (no generator network).
+    unigram_generator: sample replacements from the data's token frequencies
+      (no generator network; the dataset's `token_counts.txt`).
     max_seq_length: tokens per sequence.
     mask_prob: fraction of tokens masked.
     special_token_ids: ids of `[PAD] [UNK] [CLS] [SEP] [MASK]`.
@@ -53,6 +55,7 @@ class PretrainingArchitecture:
   special_token_ids: dict
   lower_case: bool = True
   generator_sizing: str = encoder_config_lib.GENERATOR_SIZING
+  unigram_generator: bool = False
 
   @property
   def max_predictions_per_seq(self):
@@ -61,7 +64,8 @@ class PretrainingArchitecture:
 
   @property
   def has_generator_network(self):
-    return self.objective != "mlm" and not self.uniform_generator
+    return (self.objective != "mlm" and not self.uniform_generator
+            and not self.unigram_generator)
 
   def generator_config(self) -> Optional[encoder_config_lib.EncoderConfig]:
     if not self.has_generator_network:
@@ -86,13 +90,23 @@ class PretrainingArchitecture:
 def build_pretrainer(architecture, seed, generator_loss_weight=1.0,
                      discriminator_loss_weight=50.0, temperature=1.0,
                      disallow_correct=False,
-                     masking_draws="without_replacement"):
+                     masking_draws="without_replacement",
+                     unigram_counts=None):
   """A new `ElectraPretrainer` whose towers share one embedding block.
 
   Build it inside the strategy's scope. The sampling and masking options
   (`disallow_correct`, `masking_draws`) change no weight, so they are not
-  part of the recorded architecture.
+  part of the recorded architecture. `unigram_counts` (the data's token
+  counts) is needed by, and only by, a unigram generator; no special token
+  (`[UNK]` included) is ever drawn from it.
   """
+  if architecture.unigram_generator != (unigram_counts is not None):
+    raise ValueError("pass unigram_counts exactly when the architecture has "
+                     "a unigram generator")
+  if unigram_counts is not None:
+    unigram_counts = list(unigram_counts)
+    for token_id in architecture.special_token_ids.values():
+      unigram_counts[token_id] = 0
   embeddings = encoder_config_lib.build_embeddings(architecture.encoder)
   discriminator = encoder_config_lib.build_encoder(
       architecture.encoder, embeddings, name="discriminator")
@@ -111,7 +125,7 @@ def build_pretrainer(architecture, seed, generator_loss_weight=1.0,
       generator_loss_weight=generator_loss_weight,
       discriminator_loss_weight=discriminator_loss_weight,
       temperature=temperature, uniform_generator=architecture.uniform_generator,
-      seed=seed, disallow_correct=disallow_correct,
+      unigram_counts=unigram_counts, seed=seed, disallow_correct=disallow_correct,
       masking_draws=masking_draws, name="electra_pretrainer")
 
 

@@ -27,7 +27,7 @@ from official_electra.training import flops
 from official_electra.training import resumable_input
 from official_electra.training import strategies
 
-VOCAB_FILE = "vocab.txt"
+VOCAB_FILE = checkpoints.VOCAB_FILE
 # The pretrainer's attributes holding weights (its checkpoint keys).
 _PRETRAINED_PARTS = ("discriminator_network", "generator_network",
                      "generator_head", "discriminator_head", "main_mlm_head",
@@ -49,8 +49,10 @@ SETTING_RULES = {
     "generator_layers_fraction": _CHECK.FRACTION,
     "objective": _CHECK.one_of(*electra_pretrainer.OBJECTIVES),
     "uniform_generator": _CHECK.BOOLEAN,
+    "unigram_generator": _CHECK.BOOLEAN,
     "lower_case": _CHECK.BOOLEAN,
-    "learning_rate": _CHECK.POSITIVE_NUMBER,
+    # 0 is allowed: a run that only restores or evaluates.
+    "learning_rate": _CHECK.NON_NEGATIVE_NUMBER,
     "num_warmup_steps": _CHECK.NON_NEGATIVE_INTEGER,
     "optimizer": _CHECK.one_of(*optimizer_factory.OPTIMIZERS),
     "weight_decay_rate": _CHECK.RATE,
@@ -91,7 +93,8 @@ def run_pretraining(
     num_train_steps, train_batch_size=128, max_seq_length=128,
     mask_prob=0.15, generator_hidden_fraction=0.25,
     generator_layers_fraction=1.0, objective="electra",
-    uniform_generator=False, lower_case=True, learning_rate=5e-4,
+    uniform_generator=False, unigram_generator=False, lower_case=True,
+    learning_rate=5e-4,
     num_warmup_steps=10000, optimizer="adamw", weight_decay_rate=0.01,
     generator_loss_weight=1.0, discriminator_loss_weight=50.0,
     temperature=1.0, disallow_correct=False,
@@ -117,7 +120,10 @@ def run_pretraining(
     generator_hidden_fraction: generator width / discriminator width.
     generator_layers_fraction: generator depth / discriminator depth.
     objective: an `ElectraPretrainer` objective.
-    uniform_generator: sample replacements uniformly (ablation).
+    uniform_generator: sample replacements uniformly (the original code's
+      ablation).
+    unigram_generator: sample replacements from the data's token frequencies
+      (`token_counts.txt` of the dataset; the paper's unigram generator).
     lower_case: whether the vocabulary is uncased.
     learning_rate: peak learning rate.
     num_warmup_steps: linear warm-up steps.
@@ -162,6 +168,14 @@ def run_pretraining(
     raise TrainingConfigError(
         f"train_batch_size={train_batch_size} does not split over "
         f"{strategy.num_replicas_in_sync} replicas: use a multiple of it")
+  if uniform_generator and unigram_generator:
+    raise TrainingConfigError(
+        "uniform_generator and unigram_generator are both set: choose one")
+  if unigram_generator and (objective == "mlm" or disallow_correct):
+    raise TrainingConfigError(
+        "unigram_generator replaces the generator of the ELECTRA objectives "
+        "and does not take disallow_correct: unset one of "
+        f"objective={objective!r} / disallow_correct / unigram_generator")
   if masking_draws not in dynamic_masking.DRAWS:
     raise TrainingConfigError(
         f"masking_draws={masking_draws!r} is not one of "
@@ -178,12 +192,14 @@ def run_pretraining(
   pretraining_dataloader.check_files(
       train_files, max_seq_length, encoder.vocab_size,
       verify_checksums=verify_data_checksums)
+  unigram_counts = (_token_counts(train_files, encoder.vocab_size)
+                    if unigram_generator else None)
   architecture = architecture_lib.PretrainingArchitecture(
       encoder=encoder, generator_hidden_fraction=generator_hidden_fraction,
       generator_layers_fraction=generator_layers_fraction,
       objective=objective, uniform_generator=uniform_generator,
-      max_seq_length=max_seq_length, mask_prob=mask_prob,
-      special_token_ids=vocabulary.special_token_ids(), lower_case=lower_case)
+      unigram_generator=unigram_generator, max_seq_length=max_seq_length,
+      mask_prob=mask_prob, special_token_ids=vocabulary.special_token_ids(), lower_case=lower_case)
   chief = strategies.is_chief(strategy)
   os.makedirs(model_dir, exist_ok=True)
   recorded = architecture_lib.read_architecture(model_dir)
@@ -207,7 +223,8 @@ def run_pretraining(
     pretrainer = architecture_lib.build_pretrainer(
         architecture, seed, generator_loss_weight, discriminator_loss_weight,
         temperature, disallow_correct=disallow_correct,
-        masking_draws=masking_draws)
+        masking_draws=masking_draws,
+        unigram_counts=unigram_counts)
     train_optimizer = optimizer_factory.create_optimizer(
         optimizer, learning_rate, num_train_steps, num_warmup_steps,
         weight_decay_rate)
@@ -286,6 +303,16 @@ def _check_vocabulary_of_data(train_data, vocabulary):
           f"{os.path.join(directory, dataset_info.DATASET_INFO_FILENAME)} "
           f"records another vocabulary than {vocabulary.path} (sha256 "
           "differs): pass the vocabulary the data was built with")
+
+
+def _token_counts(train_files, vocab_size):
+  """The summed token counts of the datasets the files belong to."""
+  totals = [0] * vocab_size
+  for directory in sorted({os.path.dirname(path) for path in train_files}):
+    for token_id, count in enumerate(
+        dataset_info.read_token_counts(directory, vocab_size)):
+      totals[token_id] += count
+  return totals
 
 
 def _is_data_error(error):

@@ -43,13 +43,13 @@ def batch(batch_size=8, seq_len=24, padded_rows=4, real_len=16, pattern=True,
 def pretrainer(objective="electra", config=TINY, generator_fraction=0.5,
                uniform_generator=False, seed=1, max_predictions_per_seq=4,
                untied_generator_embeddings=False, disallow_correct=False,
-               masking_draws="without_replacement"):
+               masking_draws="without_replacement", unigram_counts=None):
   """A tiny `ElectraPretrainer` with a tied (or untied) generator."""
   embeddings = encoder_config.build_embeddings(config)
   discriminator = encoder_config.build_encoder(config, embeddings,
                                                "discriminator")
   generator = None
-  if objective != "mlm" and not uniform_generator:
+  if objective != "mlm" and not uniform_generator and unigram_counts is None:
     generator = encoder_config.build_encoder(
         config.scaled(generator_fraction),
         None if untied_generator_embeddings else embeddings, "generator")
@@ -57,5 +57,6 @@ def pretrainer(objective="electra", config=TINY, generator_fraction=0.5,
       discriminator, generator, mask_token_id=MASK_ID,
       excluded_token_ids=SPECIAL_IDS,
       max_predictions_per_seq=max_predictions_per_seq, objective=objective,
-      uniform_generator=uniform_generator, seed=seed,
+      uniform_generator=uniform_generator, unigram_counts=unigram_counts,
+      seed=seed,
       disallow_correct=disallow_correct, masking_draws=masking_draws)

@@ -78,7 +78,8 @@ _ENCODER = encoder_config.EncoderConfig(
                          r"in \(0, 1\]"),
     ({"generator_hidden_fraction": 0}, "generator_hidden_fraction = 0 must "
                                        "be"),
-    ({"learning_rate": -1e-3}, "learning_rate = -0.001 must be a number > 0"),
+    ({"learning_rate": -1e-3}, "learning_rate = -0.001 must be a number >= "
+                               "0"),
     ({"num_warmup_steps": -5}, "num_warmup_steps = -5 must be an integer >= 0"),
     ({"weight_decay_rate": 1.0}, r"weight_decay_rate = 1.0 must be a number in "
                                  r"\[0, 1\)"),

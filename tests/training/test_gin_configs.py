@@ -16,7 +16,7 @@ _PAPER = {
     "gin/tiny.gin": (64, 2, 0.5, 0.15, 2e-3, 16, 300, 64),
 }
 _EXPERIMENTS = ("mlm_baseline", "electra_15", "replace_mlm", "all_tokens_mlm",
-                "uniform_generator")
+                "uniform_generator", "unigram_generator")
 
 _READ_CONFIGS = """
 import json, sys
@@ -59,4 +59,5 @@ def test_gin_files_parse_with_the_papers_settings():
   assert objectives == {"mlm_baseline": "mlm", "electra_15": "electra_15",
                         "replace_mlm": "replace_mlm",
                         "all_tokens_mlm": "all_tokens_mlm",
-                        "uniform_generator": "electra"}
+                        "uniform_generator": "electra",
+                        "unigram_generator": "electra"}

@@ -1,5 +1,6 @@
 """ELECTRA pretraining: replaced token detection and the paper's ablations."""
 
+import numpy as np
 import tensorflow as tf
 import tf_keras
 
@@ -10,11 +11,12 @@ from official_electra.modeling.layers import replaced_token_sampler
 from official_electra.modeling.models import pretraining_losses
 from official_electra.modeling.models import pretraining_metrics
 
+# The log-probability of an id the unigram generator never draws.
+_NEVER = -1e30
 # The objectives of Clark et al. (2020): ELECTRA (Section 2), the BERT MLM
 # baseline, and the Section 3.2 ablations.
 OBJECTIVES = ("electra", "mlm", "electra_15", "replace_mlm", "all_tokens_mlm")
 _DISCRIMINATIVE = ("electra", "electra_15")
-_SAMPLED_INPUT = ("electra", "electra_15", "replace_mlm", "all_tokens_mlm")
 
 
 @tf_keras.utils.register_keras_serializable(package="official_electra")
@@ -52,7 +54,13 @@ class ElectraPretrainer(tf_keras.Model):
     discriminator_loss_weight: Weight of the discriminator's RTD loss.
     temperature: Sampling temperature.
     uniform_generator: Sample replacements uniformly over the vocabulary
-      instead of from a generator (ablation, Section 3.3).
+      instead of from a generator (the original code's ablation, which it
+      calls uniform).
+    unigram_counts: Sample replacements from these per-id frequencies (the
+      corpus's unigram distribution; the paper's "unigram generator",
+      Section 3.3 and Figure 3) instead of from a generator: a sequence of
+      `vocab_size` non-negative counts. Ids in `excluded_token_ids` and ids
+      counted 0 are never drawn. Not with `disallow_correct`.
     disallow_correct: Never sample the original token at a masked slot (the
       original's `disallow_correct`, off by default there too): its logit is
       lowered by 1000 before sampling (`ReplacedTokenSampler`); a uniform
@@ -78,6 +86,7 @@ class ElectraPretrainer(tf_keras.Model):
                discriminator_loss_weight=50.0,
                temperature=1.0,
                uniform_generator=False,
+               unigram_counts=None,
                seed=None,
                initializer_range=0.02,
                disallow_correct=False,
@@ -92,9 +101,18 @@ class ElectraPretrainer(tf_keras.Model):
       raise ValueError("objective 'mlm' trains the discriminator network as a "
                        "masked LM: pass generator_network=None and "
                        "uniform_generator=False")
-    if objective != "mlm" and (generator_network is None) != uniform_generator:
+    samplers = [generator_network is not None, bool(uniform_generator),
+                unigram_counts is not None]
+    if objective == "mlm" and unigram_counts is not None:
+      raise ValueError("objective 'mlm' has no generator: pass "
+                       "unigram_counts=None")
+    if objective != "mlm" and sum(samplers) != 1:
       raise ValueError(f"objective {objective!r} needs either a "
-                       "generator_network or uniform_generator=True (not both)")
+                       "generator_network, uniform_generator=True or "
+                       "unigram_counts (exactly one)")
+    if unigram_counts is not None and disallow_correct:
+      raise ValueError("disallow_correct is not available with a unigram "
+                       "generator")
     self._config = {
         "discriminator_network": discriminator_network,
         "generator_network": generator_network,
@@ -107,6 +125,8 @@ class ElectraPretrainer(tf_keras.Model):
         "discriminator_loss_weight": discriminator_loss_weight,
         "temperature": temperature,
         "uniform_generator": uniform_generator,
+        "unigram_counts": (None if unigram_counts is None else
+                           [int(count) for count in unigram_counts]),
         "seed": seed,
         "initializer_range": initializer_range,
         "disallow_correct": disallow_correct,
@@ -124,6 +144,10 @@ class ElectraPretrainer(tf_keras.Model):
         max_predictions_per_seq=max_predictions_per_seq,
         mask_prob=mask_prob, draws=masking_draws)
     self.disallow_correct = disallow_correct
+    self.unigram_log_probabilities = (
+        None if unigram_counts is None else
+        _unigram_log_probabilities(unigram_counts, self.vocab_size,
+                                   excluded_token_ids))
     self.sampler = replaced_token_sampler.ReplacedTokenSampler(
         temperature, disallow_correct=disallow_correct)
     if generator_network is not None:
@@ -197,6 +221,8 @@ class ElectraPretrainer(tf_keras.Model):
                    if self.disallow_correct else {})
       sampled_ids = self.sampler(outputs["generator_logits"], seed=seeds[:, 1],
                                  **originals)
+    elif self.unigram_log_probabilities is not None:
+      sampled_ids = self._sample_unigram(outputs["masked_ids"], seeds[:, 1])
     else:
       sampled_ids = self._sample_uniformly(outputs["masked_ids"], seeds[:, 1])
     weights = outputs["masked_weights"]
@@ -227,6 +253,15 @@ class ElectraPretrainer(tf_keras.Model):
       outputs["main_mlm_logits"] = self.main_mlm_head(main_sequence)
       outputs["copy_logits"] = self.copy_head(main_sequence)
     return outputs
+
+  def _sample_unigram(self, masked_ids, seed):
+    """Replacement ids drawn from the unigram distribution, int32 `[batch, N]`
+    (independent draws, one per slot)."""
+    shape = tf.shape(masked_ids)
+    draws = tf.random.stateless_categorical(
+        self.unigram_log_probabilities[tf.newaxis], shape[0] * shape[1],
+        seed=seed, dtype=tf.int32)
+    return tf.reshape(draws, shape)
 
   def _sample_uniformly(self, masked_ids, seed):
     """Uniform replacement ids, int32 `[batch, N]` (the uniform generator).
@@ -316,3 +351,19 @@ class ElectraPretrainer(tf_keras.Model):
   @classmethod
   def from_config(cls, config):
     return cls(**config)
+
+
+def _unigram_log_probabilities(counts, vocab_size, excluded_token_ids):
+  """float32 `[vocab_size]` log-probabilities of the counts, with the excluded
+  ids (and ids never seen) at a log-probability no draw can reach."""
+  counts = np.asarray(counts, np.float64)
+  if counts.shape != (vocab_size,) or (counts < 0).any():
+    raise ValueError(f"unigram_counts must be {vocab_size} non-negative "
+                     f"counts, got shape {counts.shape}")
+  counts[list(excluded_token_ids)] = 0
+  if not counts.sum():
+    raise ValueError("unigram_counts has no count outside the excluded ids")
+  with np.errstate(divide="ignore"):
+    log_probabilities = np.log(counts / counts.sum())
+  log_probabilities[counts == 0] = _NEVER
+  return tf.constant(log_probabilities, tf.float32)
