@@ -49,10 +49,10 @@ import time
 from absl import app
 from absl import flags
 import numpy as np
-import tensorflow as tf
 
 from official_electra import command_line
 from official_electra.data import dataset_info as dataset_info_lib
+from official_electra.data import pretraining_dataloader
 from official_electra.tokenization import vocabulary as vocabulary_lib
 from tfrecords_tools import corpus_reader
 from tfrecords_tools import shard_writer
@@ -306,18 +306,10 @@ def _damaged_shards(info, output_dir) -> dict:
   if not info.shard_sha256:
     for index, name in enumerate(info.shard_files):
       path = os.path.join(output_dir, name)
-      if index not in damaged and _unreadable(path):
+      if index not in damaged and (
+          pretraining_dataloader.find_unreadable_file([path]) is not None):
         damaged[index] = f"{path} holds a corrupt record"
   return damaged
-
-
-def _unreadable(path) -> bool:
-  try:
-    for _ in tf.data.TFRecordDataset(path):
-      pass
-  except tf.errors.DataLossError:
-    return True
-  return False
 
 
 def _finish_repair(info, shards, damaged, output_dir):

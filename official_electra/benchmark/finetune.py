@@ -29,7 +29,6 @@ Training FLOPs are 3x the encoder's forward matmuls
 (`official_electra.training.flops`).
 """
 
-import json
 import os
 import statistics
 
@@ -285,9 +284,7 @@ def main(argv):
   results = run(settings, FLAGS.implementations)
   print(format_table(results))
   if FLAGS.output:
-    with open(FLAGS.output + ".tmp", "w") as output:
-      json.dump(results, output, indent=2)
-    os.replace(FLAGS.output + ".tmp", FLAGS.output)
+    workers.write_results(FLAGS.output, results)
 
 
 if __name__ == "__main__":

@@ -30,7 +30,6 @@ The ten shapes with the largest share of that matmul time are listed under the
 table (all of them in the JSON's `step_matmuls`), to show where it goes.
 """
 
-import json
 import multiprocessing
 import os
 import resource
@@ -41,6 +40,7 @@ from absl import app
 from absl import flags
 
 from official_electra.benchmark import matmul_ceiling
+from official_electra.benchmark import workers as benchmark_workers
 
 flags.DEFINE_enum("model", "small", ["small", "base", "tiny"],
                   "Model shapes (tiny: gin/tiny.gin's, a smoke test).")
@@ -493,9 +493,7 @@ def main(argv):
   results = run(settings, FLAGS.implementations)
   print(format_table(results))
   if FLAGS.output:
-    with open(FLAGS.output + ".tmp", "w") as output:
-      json.dump(results, output, indent=2)
-    os.replace(FLAGS.output + ".tmp", FLAGS.output)
+    benchmark_workers.write_results(FLAGS.output, results)
 
 
 if __name__ == "__main__":

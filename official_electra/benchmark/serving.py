@@ -30,7 +30,6 @@ outputs. Before the rounds each worker serves each case and batch once, and
 the probabilities of both on the same 8 examples are compared (`max |diff|`).
 """
 
-import json
 import math
 import os
 import pathlib
@@ -337,9 +336,7 @@ def main(argv):
     command_line.exit_with_error(error, FLAGS.verbose)
   print(format_table(results))
   if FLAGS.output:
-    with open(FLAGS.output + ".tmp", "w") as output:
-      json.dump(results, output, indent=2)
-    os.replace(FLAGS.output + ".tmp", FLAGS.output)
+    workers.write_results(FLAGS.output, results)
 
 
 if __name__ == "__main__":

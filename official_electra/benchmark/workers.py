@@ -11,6 +11,7 @@ SavedModel worker loads the export with TensorFlow and TF Text alone, as TF
 Serving does, without this project's code.
 """
 
+import json
 import multiprocessing
 import os
 import resource
@@ -159,3 +160,10 @@ def cpu_line(cpu):
               else "none (emulated)")
   return (f"CPU: {cpu['model_name']}, {cpu['cores']} cores; "
           f"native bfloat16: {bfloat16}")
+
+
+def write_results(path, results):
+  """Writes a benchmark's results as indented JSON, atomically."""
+  with open(path + ".tmp", "w", encoding="utf-8") as output:
+    json.dump(results, output, indent=2)
+  os.replace(path + ".tmp", path)

@@ -7,7 +7,6 @@ and yields batches of model inputs. The dataset has no `py_function`, so
 position.
 """
 
-import glob
 import os
 from typing import Optional, Sequence, Union
 

@@ -75,15 +75,15 @@ def test_pretraining_is_quiet_and_verbose_shows_the_chatter(pretraining,
   # A resumed run (restore, state-file edits) is quiet too.
   assert _chatter(resumed) == [], resumed[-3000:]
   assert "stopped at step 6" in resumed
-  # The same run with --verbose shows what the quiet one hides.
-  verbose = _train(root, data, "verbose_run", 4, "--verbose")
+  # The same run resumed with --verbose shows what the quiet ones hide.
+  verbose = _train(root, data, "run", 8, "--verbose")
   assert len(_chatter(verbose)) >= 3, verbose[-3000:]
 
 
 @pytest.mark.slow
 def test_fine_tuning_from_a_pretraining_model_dir_is_quiet(
     pretraining, quiet_runs, tiny_glue_dir):
-  del quiet_runs  # The pretraining model_dir `run` it leaves.
+  del quiet_runs  # The pretraining model_dir `run` it leaves (step 6 or 8).
   root, _ = pretraining
   arguments = ("official_electra.finetune", "--task=SST-2",
                f"--glue_dir={tiny_glue_dir}",
