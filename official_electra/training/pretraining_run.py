@@ -187,10 +187,9 @@ def run_pretraining(
         f"{vocab_file} has {vocabulary.size} tokens but the encoder's "
         f"vocab_size is {encoder.vocab_size}: set encoder.vocab_size="
         f"{vocabulary.size} in the gin config")
-  _check_vocabulary_of_data(train_data, vocabulary)
   train_files = pretraining_dataloader.resolve_files(train_data)
   pretraining_dataloader.check_files(
-      train_files, max_seq_length, encoder.vocab_size,
+      train_files, max_seq_length, encoder.vocab_size, vocab_file,
       verify_checksums=verify_data_checksums)
   unigram_counts = (_token_counts(train_files, encoder.vocab_size)
                     if unigram_generator else None)
@@ -288,21 +287,6 @@ def run_pretraining(
         "then rerun")
   return {"step": int(train_optimizer.iterations.numpy()),
           "preempted": saver.preempted, "checkpoint": manager.latest_checkpoint}
-
-
-def _check_vocabulary_of_data(train_data, vocabulary):
-  """Refuses a vocabulary other than the one `dataset_info.json` records.
-
-  (The loader checks sizes; two vocabularies of one size differ in ids.)
-  """
-  files = pretraining_dataloader.resolve_files(train_data)
-  for directory in sorted({os.path.dirname(path) for path in files}):
-    info = dataset_info.read_dataset_info(directory)
-    if info is not None and info.vocab_sha256 != vocabulary.sha256:
-      raise dataset_info.DatasetInfoError(
-          f"{os.path.join(directory, dataset_info.DATASET_INFO_FILENAME)} "
-          f"records another vocabulary than {vocabulary.path} (sha256 "
-          "differs): pass the vocabulary the data was built with")
 
 
 def _token_counts(train_files, vocab_size):
