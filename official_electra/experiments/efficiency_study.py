@@ -242,7 +242,7 @@ def _pretrain(plan, model_dir, data_dir, vocab_file, encoder, strategy,
                              "same command to continue")
       _keep_checkpoint(model_dir, step,
                        _pretraining_metrics_at(model_dir, step))
-      progress.pretrained(plan.train_flops_at(step - first_step),
+      progress.pretrained(plan.train_flops_between(first_step, step),
                           time.monotonic() - started,
                           f"pretrained {plan.name} to step {step} of "
                           f"{plan.num_train_steps}")
@@ -263,7 +263,8 @@ def _pretraining_flops_left(plan, model_dir):
                             plan.checkpoint_steps):
     if not tf.io.gfile.exists(os.path.join(model_dir, KEPT_DIR,
                                            f"step_{step}")):
-      left += plan.train_flops_at(max(0, step - max(previous, done)))
+      start = max(previous, done)
+      left += plan.train_flops_between(start, max(start, step))
   return left
 
 

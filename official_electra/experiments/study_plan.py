@@ -23,6 +23,12 @@ DEFAULT_VARIANTS = {
     "all_tokens_mlm": {"objective": "all_tokens_mlm"},
     "uniform_generator": {"objective": "electra", "uniform_generator": True},
     "unigram_generator": {"objective": "electra", "unigram_generator": True},
+    # Section 3.3's alternative training algorithms (Figure 3, right).
+    # Two-Stage: a generator of the discriminator's size; the plan gives each
+    # stage the same number of steps.
+    "two_stage": {"objective": "two_stage", "generator_hidden_fraction": 1.0,
+                  "generator_layers_fraction": 1.0},
+    "adversarial": {"objective": "adversarial"},
 }
 # Largest spread of the variants' training FLOPs at one kept checkpoint.
 MAX_FLOPS_MISMATCH = 0.01
@@ -40,22 +46,40 @@ class PretrainingPlan:
     name: the variant's name (a key of the variants mapping).
     settings: `run_pretraining` keyword arguments of this run (the study's
       shared settings updated by the variant's).
-    train_flops_per_step: analytic training FLOPs of one optimizer step.
+    train_flops_per_step: analytic training FLOPs of one optimizer step (of
+      the first stage, for Two-Stage).
     num_train_steps: steps of the whole budget (the LR decays to 0 there).
     checkpoint_steps: the steps kept for fine-tuning, one per fraction.
+    flops_schedule: the run's `flops.TrainFlopsSchedule` (Two-Stage's step
+      cost changes at its switch).
   """
   name: str
   settings: dict
   train_flops_per_step: int
   num_train_steps: int
   checkpoint_steps: tuple
+  flops_schedule: flops.TrainFlopsSchedule = None
 
   def train_flops_at(self, step):
-    return step * self.train_flops_per_step
+    """Training FLOPs of the run's steps `[0, step)`."""
+    return self._schedule().at(step)
+
+  def train_flops_between(self, start, end):
+    return self._schedule().between(start, end)
+
+  def _schedule(self):
+    return self.flops_schedule or flops.TrainFlopsSchedule(
+        self.train_flops_per_step)
 
 
 def step_train_flops(encoder, settings):
-  """Training FLOPs of one step of `run_pretraining(**settings)`."""
+  """Training FLOPs of one step of `run_pretraining(**settings)` (of its
+  first stage, for Two-Stage)."""
+  return train_flops_schedule(encoder, settings).first_per_step
+
+
+def train_flops_schedule(encoder, settings):
+  """The `flops.TrainFlopsSchedule` of `run_pretraining(**settings)`."""
   architecture = architecture_lib.PretrainingArchitecture(
       encoder=encoder,
       generator_hidden_fraction=settings.get("generator_hidden_fraction", 0.25),
@@ -65,11 +89,11 @@ def step_train_flops(encoder, settings):
       unigram_generator=settings.get("unigram_generator", False),
       max_seq_length=settings["max_seq_length"],
       mask_prob=settings.get("mask_prob", 0.15), special_token_ids={})
-  per_example = flops.pretraining_flops(
+  return flops.train_flops_schedule(
       encoder, architecture.generator_config(), architecture.objective,
-      architecture.max_seq_length,
-      architecture.max_predictions_per_seq).train_per_example
-  return per_example * settings["train_batch_size"]
+      architecture.max_seq_length, architecture.max_predictions_per_seq,
+      settings["train_batch_size"],
+      settings.get("two_stage_generator_steps"))
 
 
 def plan_pretraining(variant_names: Sequence[str],
@@ -115,13 +139,22 @@ def plan_pretraining(variant_names: Sequence[str],
   for name in variant_names:
     settings = dict(shared_settings)
     settings.update(variants[name])
-    step_flops = step_train_flops(encoder, settings)
-    num_train_steps = max(1, round(budget_flops / step_flops))
-    settings["num_warmup_steps"] = round(warmup_proportion * num_train_steps)
-    checkpoint_steps = tuple(max(1, round(fraction * num_train_steps))
-                             for fraction in fractions)
-    plans.append(PretrainingPlan(name, settings, step_flops, num_train_steps,
-                                 checkpoint_steps))
+    if settings.get("objective") == "two_stage":
+      num_train_steps = _plan_two_stage(encoder, settings, budget_flops,
+                                        warmup_proportion)
+    else:
+      num_train_steps = max(1, round(
+          budget_flops / step_train_flops(encoder, settings)))
+      settings["num_warmup_steps"] = round(warmup_proportion *
+                                           num_train_steps)
+    schedule = train_flops_schedule(encoder, settings)
+    # The last fraction is 1.0: the run's end.
+    checkpoint_steps = tuple(
+        max(1, round(schedule.steps_for(fraction * budget_flops)))
+        for fraction in fractions[:-1]) + (num_train_steps,)
+    plans.append(PretrainingPlan(name, settings, schedule.first_per_step,
+                                 num_train_steps, checkpoint_steps,
+                                 schedule))
   for index, fraction in enumerate(fractions):
     achieved = [plan.train_flops_at(plan.checkpoint_steps[index])
                 for plan in plans]
@@ -136,3 +169,29 @@ def plan_pretraining(variant_names: Sequence[str],
           "smallest checkpoint fraction")
   return plans
 
+
+def _plan_two_stage(encoder, settings, budget_flops, warmup_proportion):
+  """Two-Stage's steps (set in `settings`), returning the total.
+
+  The paper trains each stage for n steps (Section 3.3): by default n steps of
+  each cost the budget. A variant that sets `two_stage_generator_steps` gets
+  that stage 1 and a stage 2 of the rest of the budget. Each stage warms up
+  for `warmup_proportion` of stage 1's steps.
+  """
+  stage_one = dict(settings, two_stage_generator_steps=1)
+  schedule = train_flops_schedule(encoder, stage_one)
+  first, later = schedule.first_per_step, schedule.later_per_step
+  stage_steps = settings.get("two_stage_generator_steps")
+  if stage_steps is None:
+    stage_steps = max(1, round(budget_flops / (first + later)))
+    second_steps = stage_steps
+  else:
+    second_steps = round((budget_flops - stage_steps * first) / later)
+    if second_steps < 1:
+      raise StudyConfigError(
+          f"two_stage_generator_steps={stage_steps} spends the whole budget "
+          f"({budget_flops:.3g} FLOPs) in stage 1: lower it or raise "
+          "budget_flops")
+  settings["two_stage_generator_steps"] = stage_steps
+  settings["num_warmup_steps"] = round(warmup_proportion * stage_steps)
+  return stage_steps + second_steps

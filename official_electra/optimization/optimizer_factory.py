@@ -17,7 +17,8 @@ def create_optimizer(name="adamw",
                      beta_2=0.999,
                      epsilon=1e-6,
                      decay_power=1.0,
-                     learning_rate_multipliers=None):
+                     learning_rate_multipliers=None,
+                     restart_step=None):
   """The optimizer with ELECTRA's warm-up x linear-decay schedule.
 
   Args:
@@ -32,12 +33,19 @@ def create_optimizer(name="adamw",
     epsilon: Adam epsilon.
     decay_power: Exponent of the decay.
     learning_rate_multipliers: Optional `variable_name -> float` (AdamW only).
+    restart_step: Optional step where the warm-up and decay start again
+      (Two-Stage ELECTRA's second stage; `RestartedWarmupLinearDecay`).
 
   Returns:
     A `tf_keras` optimizer.
   """
-  schedule = schedules.WarmupLinearDecay(
-      peak_learning_rate, num_train_steps, num_warmup_steps, decay_power)
+  if restart_step is None:
+    schedule = schedules.WarmupLinearDecay(
+        peak_learning_rate, num_train_steps, num_warmup_steps, decay_power)
+  else:
+    schedule = schedules.RestartedWarmupLinearDecay(
+        peak_learning_rate, num_train_steps, num_warmup_steps, restart_step,
+        decay_power)
   if name == "adamw":
     return adamw.ElectraAdamW(
         learning_rate=schedule,

@@ -67,9 +67,19 @@ class PretrainingArchitecture:
     return (self.objective != "mlm" and not self.uniform_generator
             and not self.unigram_generator)
 
+  @property
+  def ties_embeddings(self):
+    """Whether the towers share one embedding block (all but Two-Stage,
+    whose discriminator starts as a copy of the generator)."""
+    return self.objective != "two_stage"
+
   def generator_config(self) -> Optional[encoder_config_lib.EncoderConfig]:
     if not self.has_generator_network:
       return None
+    if self.objective == "two_stage":
+      # Section 3.3: the discriminator is initialised from the generator,
+      # so the two have the same size.
+      return self.encoder
     return self.encoder.scaled(self.generator_hidden_fraction,
                                self.generator_layers_fraction,
                                self.generator_sizing)
@@ -91,12 +101,15 @@ def build_pretrainer(architecture, seed, generator_loss_weight=1.0,
                      discriminator_loss_weight=50.0, temperature=1.0,
                      disallow_correct=False,
                      masking_draws="without_replacement",
-                     unigram_counts=None):
-  """A new `ElectraPretrainer` whose towers share one embedding block.
+                     unigram_counts=None, adversarial_mle_steps=0,
+                     gradient_accumulation_steps=1):
+  """A new `ElectraPretrainer` whose towers share one embedding block
+  (Two-Stage: each tower has its own).
 
   Build it inside the strategy's scope. The sampling and masking options
-  (`disallow_correct`, `masking_draws`) change no weight, so they are not
-  part of the recorded architecture. `unigram_counts` (the data's token
+  (`disallow_correct`, `masking_draws`), Adversarial ELECTRA's
+  `adversarial_mle_steps` and `gradient_accumulation_steps` change no
+  weight, so they are not part of the recorded architecture. `unigram_counts` (the data's token
   counts) is needed by, and only by, a unigram generator; no special token
   (`[UNK]` included) is ever drawn from it.
   """
@@ -113,8 +126,10 @@ def build_pretrainer(architecture, seed, generator_loss_weight=1.0,
   generator_config = architecture.generator_config()
   generator = None
   if generator_config is not None:
-    generator = encoder_config_lib.build_encoder(generator_config, embeddings,
-                                                 name="generator")
+    generator = encoder_config_lib.build_encoder(
+        generator_config,
+        embeddings if architecture.ties_embeddings else None,
+        name="generator")
   special = architecture.special_token_ids
   return electra_pretrainer.ElectraPretrainer(
       discriminator, generator, mask_token_id=special["[MASK]"],
@@ -126,7 +141,10 @@ def build_pretrainer(architecture, seed, generator_loss_weight=1.0,
       discriminator_loss_weight=discriminator_loss_weight,
       temperature=temperature, uniform_generator=architecture.uniform_generator,
       unigram_counts=unigram_counts, seed=seed, disallow_correct=disallow_correct,
-      masking_draws=masking_draws, name="electra_pretrainer")
+      masking_draws=masking_draws,
+      adversarial_mle_steps=adversarial_mle_steps,
+      gradient_accumulation_steps=gradient_accumulation_steps,
+      name="electra_pretrainer")
 
 
 def read_architecture(model_dir):

@@ -10,6 +10,8 @@ from absl import logging
 import tensorflow as tf
 import tf_keras
 
+from official_electra.training import flops
+
 METRICS_LOG_FILE = "train_metrics.jsonl"
 
 
@@ -32,7 +34,8 @@ class TrainingLogger(tf_keras.callbacks.Callback):
     model_dir: where logs go (None: stdout only, for non-chief workers).
     global_batch_size: examples per step.
     seq_length: tokens per example.
-    train_flops_per_example: `PretrainingFlops.train_per_example`.
+    train_flops_per_example: `PretrainingFlops.train_per_example`, or a
+      `flops.TrainFlopsSchedule` (a step cost that changes, Two-Stage).
     print_every_steps: stdout cadence.
   """
 
@@ -42,7 +45,10 @@ class TrainingLogger(tf_keras.callbacks.Callback):
     self._model_dir = model_dir
     self._global_batch_size = global_batch_size
     self._seq_length = seq_length
-    self._train_flops_per_example = train_flops_per_example
+    if isinstance(train_flops_per_example, (int, float)):
+      train_flops_per_example = flops.TrainFlopsSchedule(
+          global_batch_size * train_flops_per_example)
+    self._train_flops = train_flops_per_example
     self._print_every_steps = max(1, print_every_steps)
     self._writer = None
     self._log_file = None
@@ -73,8 +79,7 @@ class TrainingLogger(tf_keras.callbacks.Callback):
     record["learning_rate"] = self._learning_rate(step)
     record["examples_per_second"] = examples / elapsed
     record["tokens_per_second"] = examples * self._seq_length / elapsed
-    record["train_flops"] = float(step * self._global_batch_size *
-                                  self._train_flops_per_example)
+    record["train_flops"] = float(self._train_flops.at(step))
     if self._writer is not None:
       with self._writer.as_default(step=step):
         for name, value in record.items():

@@ -6,11 +6,13 @@ embedding projection, each layer's Q/K/V/output projections, the attention
 scores and the attention-weighted sum, the FFN, the discriminator head on
 every token, and the generator (or MLM) head with its vocabulary projection at
 the masked positions only. Training costs 3x the forward pass (backward = 2x
-forward). Embedding lookups, LayerNorm, softmax and GELU are left out; they add
-a few percent.
+forward); a frozen network (Two-Stage's generator in stage 2) costs its
+forward pass only. Embedding lookups, LayerNorm, softmax and GELU are left
+out; they add a few percent.
 """
 
 import dataclasses
+from typing import Optional
 
 
 def encoder_forward_flops_per_token(config, seq_length):
@@ -43,18 +45,55 @@ class PretrainingFlops:
   """FLOPs of one pretraining step per example.
 
   Attributes:
-    forward_per_example: forward-pass FLOPs of one sequence.
-    train_per_example: `3 x forward_per_example`.
+    forward_per_example: forward-pass FLOPs of one sequence through what
+      trains.
+    frozen_forward_per_example: forward-pass FLOPs of what runs without
+      training (no backward pass).
+    train_per_example: `3 x forward_per_example + frozen_forward_per_example`.
   """
   forward_per_example: int
+  frozen_forward_per_example: int = 0
 
   @property
   def train_per_example(self):
-    return 3 * self.forward_per_example
+    return 3 * self.forward_per_example + self.frozen_forward_per_example
+
+
+@dataclasses.dataclass(frozen=True)
+class TrainFlopsSchedule:
+  """Cumulative training FLOPs of a run whose step cost changes once
+  (Two-Stage ELECTRA), or never (`switch_step` None).
+
+  Attributes:
+    first_per_step: FLOPs of a step before `switch_step`.
+    later_per_step: FLOPs of a step from `switch_step` on.
+    switch_step: the first step at the later cost, or None.
+  """
+  first_per_step: float
+  later_per_step: Optional[float] = None
+  switch_step: Optional[int] = None
+
+  def at(self, step):
+    """Training FLOPs of steps `[0, step)`."""
+    if self.switch_step is None or step <= self.switch_step:
+      return step * self.first_per_step
+    return (self.switch_step * self.first_per_step
+            + (step - self.switch_step) * self.later_per_step)
+
+  def between(self, start, end):
+    return self.at(end) - self.at(start)
+
+  def steps_for(self, train_flops):
+    """The (fractional) step count whose training FLOPs are `train_flops`."""
+    first = (self.switch_step * self.first_per_step
+             if self.switch_step is not None else None)
+    if first is None or train_flops <= first:
+      return train_flops / self.first_per_step
+    return self.switch_step + (train_flops - first) / self.later_per_step
 
 
 def pretraining_flops(discriminator_config, generator_config, objective,
-                      seq_length, max_predictions_per_seq):
+                      seq_length, max_predictions_per_seq, stage=None):
   """Analytic FLOPs of one pretraining example.
 
   Args:
@@ -64,10 +103,28 @@ def pretraining_flops(discriminator_config, generator_config, objective,
     objective: an `ElectraPretrainer` objective.
     seq_length: tokens per sequence.
     max_predictions_per_seq: masked slots per sequence.
+    stage: `two_stage` only: 1 (a masked LM of the discriminator's size,
+      as `mlm`) or 2 (the frozen generator's forward pass, and the
+      discriminator trained as in `electra`).
 
   Returns:
     `PretrainingFlops`.
   """
+  if objective == "two_stage":
+    if stage == 1:
+      return pretraining_flops(discriminator_config, None, "mlm", seq_length,
+                               max_predictions_per_seq)
+    if stage != 2:
+      raise ValueError(f"two_stage FLOPs need stage 1 or 2, got {stage!r}")
+    with_generator = pretraining_flops(
+        discriminator_config, generator_config, "electra", seq_length,
+        max_predictions_per_seq)
+    alone = pretraining_flops(discriminator_config, None, "electra",
+                              seq_length, max_predictions_per_seq)
+    return PretrainingFlops(
+        forward_per_example=alone.forward_per_example,
+        frozen_forward_per_example=(with_generator.forward_per_example
+                                    - alone.forward_per_example))
   vocab_size = discriminator_config.vocab_size
   hidden = discriminator_config.hidden_size
   embedding = discriminator_config.embedding_size
@@ -78,8 +135,11 @@ def pretraining_flops(discriminator_config, generator_config, objective,
                                                           seq_length)
     flops += max_predictions_per_seq * mlm_head_flops_per_prediction(
         generator_config.hidden_size, embedding, vocab_size)
-  if objective in ("electra", "electra_15"):
+  if objective in ("electra", "electra_15", "adversarial"):
     flops += seq_length * (2 * hidden * hidden + 2 * hidden)
+    if objective == "adversarial":
+      # The REINFORCE baseline's linear head at the masked slots.
+      flops += max_predictions_per_seq * 2 * generator_config.hidden_size
   elif objective in ("mlm", "replace_mlm"):
     flops += max_predictions_per_seq * mlm_head_flops_per_prediction(
         hidden, embedding, vocab_size)
@@ -88,3 +148,18 @@ def pretraining_flops(discriminator_config, generator_config, objective,
         mlm_head_flops_per_prediction(hidden, embedding, vocab_size)
         + 2 * hidden * hidden + 2 * hidden)
   return PretrainingFlops(forward_per_example=flops)
+
+
+def train_flops_schedule(discriminator_config, generator_config, objective,
+                         seq_length, max_predictions_per_seq, batch_size,
+                         two_stage_generator_steps=None):
+  """The `TrainFlopsSchedule` of a run (global batch of `batch_size`): one
+  step cost, or Two-Stage's two, switching at `two_stage_generator_steps`."""
+  def per_step(stage=None):
+    return batch_size * pretraining_flops(
+        discriminator_config, generator_config, objective, seq_length,
+        max_predictions_per_seq, stage).train_per_example
+  if objective != "two_stage":
+    return TrainFlopsSchedule(per_step())
+  return TrainFlopsSchedule(per_step(1), per_step(2),
+                            two_stage_generator_steps)

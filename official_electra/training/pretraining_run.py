@@ -70,6 +70,9 @@ SETTING_RULES = {
     "jit_compile": _CHECK.BOOLEAN,
     "progress_bar": _CHECK.BOOLEAN,
     "verify_data_checksums": _CHECK.BOOLEAN,
+    "two_stage_generator_steps": _CHECK.optional(_CHECK.POSITIVE_INTEGER),
+    "adversarial_mle_steps": _CHECK.NON_NEGATIVE_INTEGER,
+    "gradient_accumulation_steps": _CHECK.POSITIVE_INTEGER,
 }
 
 
@@ -103,7 +106,9 @@ def run_pretraining(
     steps_per_execution=1, print_every_steps=100, shuffle_buffer_size=10000,
     seed=0, stop_after_steps=None, init_checkpoint=None,
     mixed_precision="float32", jit_compile=False, progress_bar=True,
-    write_config=None, verify_data_checksums=False):
+    write_config=None, verify_data_checksums=False,
+    two_stage_generator_steps=None, adversarial_mle_steps=0,
+    gradient_accumulation_steps=1):
   """Pretrains, resuming from the latest checkpoint in `model_dir`.
 
   Args:
@@ -114,7 +119,8 @@ def run_pretraining(
     encoder: the discriminator's `EncoderConfig`.
     strategy: a `tf.distribute.Strategy`.
     num_train_steps: total steps (the LR decays to 0 there).
-    train_batch_size: global batch size (all replicas).
+    train_batch_size: global batch size (all replicas): the examples of one
+      optimizer step, accumulated micro-batches included.
     max_seq_length: the records' length.
     mask_prob: fraction of tokens masked.
     generator_hidden_fraction: generator width / discriminator width.
@@ -154,6 +160,20 @@ def run_pretraining(
     verify_data_checksums: before training, compare every shard's sha256
       with `dataset_info.json` (reads the data once). Without it the start
       checks only that every listed shard is there with its size.
+    two_stage_generator_steps: objective `two_stage` (and only it): the
+      steps of stage 1 (the masked LM alone); stage 2 (the discriminator
+      alone, generator frozen) runs from there to `num_train_steps`, so
+      raising `num_train_steps` of a finished run trains stage 2 longer.
+      Each stage has its own warm-up and linear decay.
+    adversarial_mle_steps: objective `adversarial`: the first steps in
+      which the generator is trained by MLE (its MLM loss) instead of
+      REINFORCE.
+    gradient_accumulation_steps: micro-batches per optimizer step. Each
+      replica's `train_batch_size / replicas` examples are split into this
+      many micro-batches, run one after another; their gradients are summed
+      (losses normalised by the whole batch's weights, masks drawn for the
+      whole batch) and clipped once. Memory is one micro-batch's; the
+      learning rate, FLOPs, logs and checkpoints count optimizer steps.
 
   Returns:
     dict: `step` (the final step), `preempted`, `checkpoint` (latest prefix).
@@ -168,6 +188,13 @@ def run_pretraining(
     raise TrainingConfigError(
         f"train_batch_size={train_batch_size} does not split over "
         f"{strategy.num_replicas_in_sync} replicas: use a multiple of it")
+  micro_batches = strategy.num_replicas_in_sync * gradient_accumulation_steps
+  if train_batch_size % micro_batches:
+    raise TrainingConfigError(
+        f"train_batch_size={train_batch_size} does not split into "
+        f"{gradient_accumulation_steps} micro-batches on each of "
+        f"{strategy.num_replicas_in_sync} replicas: use a multiple of "
+        f"{micro_batches} or change gradient_accumulation_steps")
   if uniform_generator and unigram_generator:
     raise TrainingConfigError(
         "uniform_generator and unigram_generator are both set: choose one")
@@ -176,6 +203,11 @@ def run_pretraining(
         "unigram_generator replaces the generator of the ELECTRA objectives "
         "and does not take disallow_correct: unset one of "
         f"objective={objective!r} / disallow_correct / unigram_generator")
+  _check_objective_settings(objective, num_train_steps,
+                            generator_hidden_fraction,
+                            generator_layers_fraction, uniform_generator,
+                            unigram_generator, two_stage_generator_steps,
+                            adversarial_mle_steps)
   if masking_draws not in dynamic_masking.DRAWS:
     raise TrainingConfigError(
         f"masking_draws={masking_draws!r} is not one of "
@@ -223,10 +255,12 @@ def run_pretraining(
         architecture, seed, generator_loss_weight, discriminator_loss_weight,
         temperature, disallow_correct=disallow_correct,
         masking_draws=masking_draws,
-        unigram_counts=unigram_counts)
+        unigram_counts=unigram_counts,
+        adversarial_mle_steps=adversarial_mle_steps,
+        gradient_accumulation_steps=gradient_accumulation_steps)
     train_optimizer = optimizer_factory.create_optimizer(
         optimizer, learning_rate, num_train_steps, num_warmup_steps,
-        weight_decay_rate)
+        weight_decay_rate, restart_step=two_stage_generator_steps)
     if mixed_precision == "mixed_float16":
       train_optimizer = tf_keras.mixed_precision.LossScaleOptimizer(
           train_optimizer)
@@ -252,28 +286,51 @@ def run_pretraining(
     logging.info("nothing to do: step %d of %d", completed_steps, last_step)
     return {"step": completed_steps, "preempted": False,
             "checkpoint": manager.latest_checkpoint}
-  dataset = strategy.distribute_datasets_from_function(
-      resumable_input.make_dataset_fn(
-          train_data, train_batch_size, max_seq_length, encoder.vocab_size,
-          seed, completed_steps, strategy.num_replicas_in_sync,
-          shuffle_buffer_size))
-  step_flops = flops.pretraining_flops(
+  step_flops = flops.train_flops_schedule(
       encoder, architecture.generator_config(), objective, max_seq_length,
-      architecture.max_predictions_per_seq)
+      architecture.max_predictions_per_seq, train_batch_size,
+      two_stage_generator_steps)
   saver = callbacks.CheckpointSaver(manager, save_checkpoints_steps,
                                     stop_after_steps)
   logger = callbacks.TrainingLogger(
       model_dir if chief else None, train_batch_size, max_seq_length,
-      step_flops.train_per_example, print_every_steps)
-  try:
-    pretrainer.fit(dataset, epochs=1,
-                   steps_per_epoch=last_step - completed_steps,
-                   callbacks=[logger, saver], verbose=1 if progress_bar else 0)
-  except (tf.errors.DataLossError, tf.errors.InvalidArgumentError) as error:
-    if not _is_data_error(error):
-      raise
-    raise _corrupt_data_error(error, train_files, model_dir,
-                              manager.latest_checkpoint) from None
+      step_flops, print_every_steps)
+
+  def fit(first_step, end_step):
+    dataset = strategy.distribute_datasets_from_function(
+        resumable_input.make_dataset_fn(
+            train_data, train_batch_size, max_seq_length, encoder.vocab_size,
+            seed, first_step, strategy.num_replicas_in_sync,
+            shuffle_buffer_size))
+    try:
+      pretrainer.fit(dataset, epochs=1, steps_per_epoch=end_step - first_step,
+                     callbacks=[logger, saver],
+                     verbose=1 if progress_bar else 0)
+    except (tf.errors.DataLossError, tf.errors.InvalidArgumentError) as error:
+      if not _is_data_error(error):
+        raise
+      raise _corrupt_data_error(error, train_files, model_dir,
+                                manager.latest_checkpoint) from None
+    return int(train_optimizer.iterations.numpy())
+
+  if objective == "two_stage":
+    switch = two_stage_generator_steps
+    if (pretrainer.current_stage == electra_pretrainer.GENERATOR_STAGE
+        and completed_steps < switch):
+      completed_steps = fit(completed_steps, min(last_step, switch))
+    stopped = saver.preempted or saver.diverged_at_step is not None
+    if not stopped and completed_steps < last_step:
+      if pretrainer.current_stage == electra_pretrainer.GENERATOR_STAGE:
+        pretrainer.start_discriminator_stage()
+        logging.info("Two-Stage: stage 2 from step %d: the discriminator "
+                     "goes on from the masked LM, frozen as the generator",
+                     completed_steps)
+        print(f"step {completed_steps}: Two-Stage stage 2 begins (the "
+              "discriminator goes on from the masked LM of stage 1, frozen "
+              "as the generator)", flush=True)
+      fit(completed_steps, last_step)
+  else:
+    fit(completed_steps, last_step)
   if not chief:
     shutil.rmtree(manager.directory, ignore_errors=True)
   if saver.diverged_at_step is not None:
@@ -287,6 +344,39 @@ def run_pretraining(
         "then rerun")
   return {"step": int(train_optimizer.iterations.numpy()),
           "preempted": saver.preempted, "checkpoint": manager.latest_checkpoint}
+
+
+def _check_objective_settings(objective, num_train_steps,
+                              generator_hidden_fraction,
+                              generator_layers_fraction, uniform_generator,
+                              unigram_generator, two_stage_generator_steps,
+                              adversarial_mle_steps):
+  """Raises TrainingConfigError for settings the objective cannot use."""
+  if objective in ("two_stage", "adversarial") and (uniform_generator or
+                                                    unigram_generator):
+    raise TrainingConfigError(
+        f"objective={objective!r} trains its generator network: unset "
+        "run_pretraining.uniform_generator / unigram_generator")
+  if (objective == "two_stage") != (two_stage_generator_steps is not None):
+    raise TrainingConfigError(
+        "run_pretraining.two_stage_generator_steps (the steps of stage 1) is "
+        f"needed by, and only by, objective='two_stage' (objective is "
+        f"{objective!r}): set both or neither")
+  if objective == "two_stage":
+    if two_stage_generator_steps >= num_train_steps:
+      raise TrainingConfigError(
+          f"two_stage_generator_steps={two_stage_generator_steps} leaves no "
+          f"step of stage 2 in num_train_steps={num_train_steps}: raise "
+          "num_train_steps above it")
+    if (generator_hidden_fraction, generator_layers_fraction) != (1.0, 1.0):
+      raise TrainingConfigError(
+          "Two-Stage's generator is the discriminator's size (Clark et al., "
+          "2020, Section 3.3): set run_pretraining.generator_hidden_fraction "
+          "= 1.0 and run_pretraining.generator_layers_fraction = 1.0")
+  if adversarial_mle_steps and objective != "adversarial":
+    raise TrainingConfigError(
+        f"run_pretraining.adversarial_mle_steps={adversarial_mle_steps} is for "
+        f"objective='adversarial', not {objective!r}: set it to 0")
 
 
 def _token_counts(train_files, vocab_size):

@@ -44,12 +44,16 @@ def pretrainer(objective="electra", config=TINY, generator_fraction=0.5,
                uniform_generator=False, seed=1, max_predictions_per_seq=4,
                untied_generator_embeddings=False, disallow_correct=False,
                masking_draws="without_replacement", unigram_counts=None):
-  """A tiny `ElectraPretrainer` with a tied (or untied) generator."""
+  """A tiny `ElectraPretrainer` with a tied (or untied) generator (for
+  Two-Stage, one of the discriminator's size with its own embeddings)."""
   embeddings = encoder_config.build_embeddings(config)
   discriminator = encoder_config.build_encoder(config, embeddings,
                                                "discriminator")
   generator = None
-  if objective != "mlm" and not uniform_generator and unigram_counts is None:
+  if objective == "two_stage":
+    # Two-Stage's generator: the discriminator's size, its own embeddings.
+    generator = encoder_config.build_encoder(config, None, "generator")
+  elif objective != "mlm" and not uniform_generator and unigram_counts is None:
     generator = encoder_config.build_encoder(
         config.scaled(generator_fraction),
         None if untied_generator_embeddings else embeddings, "generator")

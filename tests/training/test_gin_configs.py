@@ -16,7 +16,8 @@ _PAPER = {
     "gin/tiny.gin": (64, 2, 0.5, 0.15, 2e-3, 16, 300, 64),
 }
 _EXPERIMENTS = ("mlm_baseline", "electra_15", "replace_mlm", "all_tokens_mlm",
-                "uniform_generator", "unigram_generator")
+                "uniform_generator", "unigram_generator", "two_stage",
+                "adversarial")
 
 _READ_CONFIGS = """
 import json, sys
@@ -60,4 +61,6 @@ def test_gin_files_parse_with_the_papers_settings():
                         "replace_mlm": "replace_mlm",
                         "all_tokens_mlm": "all_tokens_mlm",
                         "uniform_generator": "electra",
-                        "unigram_generator": "electra"}
+                        "unigram_generator": "electra",
+                        "two_stage": "two_stage",
+                        "adversarial": "adversarial"}

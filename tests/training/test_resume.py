@@ -50,6 +50,31 @@ def test_restart_continues_with_the_same_losses(tmp_path, pretraining_data):
                                   source.get_tensor(name), err_msg=name)
 
 
+def test_accumulated_run_restarts_at_an_optimizer_step_with_the_same_losses(
+    tmp_path, pretraining_data):
+  # 2 micro-batches of 2 per optimizer step; dropout on.
+  kwargs = dict(gradient_accumulation_steps=2, num_train_steps=5)
+  tiny_pretraining.train(tmp_path / "straight", pretraining_data, **kwargs)
+  first = tiny_pretraining.train(tmp_path / "restarted", pretraining_data,
+                                 stop_after_steps=3, **kwargs)
+  assert first["step"] == 3 and first["checkpoint"].endswith("ckpt-3")
+  tiny_pretraining.train(tmp_path / "restarted", pretraining_data, **kwargs)
+  with open(tmp_path / "restarted" / callbacks.METRICS_LOG_FILE) as log_file:
+    steps = [json.loads(line)["step"] for line in log_file]
+  # One record per optimizer step, and the rerun started at step 4.
+  assert steps == [1, 2, 3, 4, 5]
+  straight = _metrics_by_step(tmp_path / "straight")
+  restarted = _metrics_by_step(tmp_path / "restarted")
+  for step in (4, 5):
+    for name in ("loss", "masked_lm_loss", "disc_loss", "learning_rate",
+                 "train_flops"):
+      np.testing.assert_allclose(restarted[step][name], straight[step][name],
+                                 rtol=0, atol=1e-5, err_msg=f"{name}@{step}")
+  assert straight[4]["loss"] != straight[5]["loss"]
+  # FLOPs and the schedule count optimizer steps of the whole batch.
+  assert straight[5]["train_flops"] == 5 * straight[1]["train_flops"]
+
+
 def test_tensorboard_logs_hold_losses_rate_and_flops(tmp_path,
                                                      pretraining_data):
   tiny_pretraining.train(tmp_path, pretraining_data, num_train_steps=2)

@@ -6,6 +6,7 @@ import tf_keras
 
 from official_electra.modeling.layers import discriminator_head
 from official_electra.modeling.layers import dynamic_masking
+from official_electra.modeling.layers import elementwise_gradients
 from official_electra.modeling.layers import masked_lm_head
 from official_electra.modeling.layers import replaced_token_sampler
 from official_electra.modeling.models import pretraining_losses
@@ -14,9 +15,13 @@ from official_electra.modeling.models import pretraining_metrics
 # The log-probability of an id the unigram generator never draws.
 _NEVER = -1e30
 # The objectives of Clark et al. (2020): ELECTRA (Section 2), the BERT MLM
-# baseline, and the Section 3.2 ablations.
-OBJECTIVES = ("electra", "mlm", "electra_15", "replace_mlm", "all_tokens_mlm")
-_DISCRIMINATIVE = ("electra", "electra_15")
+# baseline, the Section 3.2 ablations and the Section 3.3 alternative training
+# algorithms (Two-Stage and Adversarial ELECTRA).
+OBJECTIVES = ("electra", "mlm", "electra_15", "replace_mlm", "all_tokens_mlm",
+              "two_stage", "adversarial")
+_DISCRIMINATIVE = ("electra", "electra_15", "two_stage", "adversarial")
+# Two-Stage ELECTRA's stages: the generator alone, then the discriminator.
+GENERATOR_STAGE, DISCRIMINATOR_STAGE = 1, 2
 
 
 @tf_keras.utils.register_keras_serializable(package="official_electra")
@@ -38,6 +43,21 @@ class ElectraPretrainer(tf_keras.Model):
       the main network predicts the originals there (MLM).
     `all_tokens_mlm`: as `replace_mlm`, but the main network predicts every
       token, through a copy mechanism (Section 3.2).
+    `two_stage`: Two-Stage ELECTRA (Section 3.3): stage 1 trains a masked
+      LM alone; stage 2 trains the discriminator alone with the RTD loss,
+      initialised from that masked LM, on the samples of the masked LM
+      frozen as the generator (same size, own embeddings, run without
+      dropout). Here the masked LM of stage 1 is `discriminator_network`
+      with `main_mlm_head` (so every checkpoint's discriminator is the
+      encoder trained so far); `start_discriminator_stage` copies it into
+      `generator_network` and `generator_head`, which is the paper's
+      "initialise the discriminator with the generator's weights" seen from
+      the other side. The stage is a variable, saved with the checkpoint.
+    `adversarial`: Adversarial ELECTRA (Section 3.3, Appendix F): the
+      discriminator as in `electra`; the generator maximises the
+      discriminator's loss by REINFORCE at the masked slots, with a learned
+      baseline (`pretraining_losses.reinforce_loss`), after an optional
+      `adversarial_mle_steps` of MLE (MLM) training.
   For `mlm`-style objectives the main network's MLM loss has weight 1.
 
   Args:
@@ -68,6 +88,12 @@ class ElectraPretrainer(tf_keras.Model):
     masking_draws: How masked positions are drawn, one of
       `dynamic_masking.DRAWS` (`without_replacement`, or the original's
       `with_replacement`; see `DynamicMasking`).
+    adversarial_mle_steps: `adversarial` only: steps at the start in which the
+      generator is trained by MLE (its MLM loss) instead of REINFORCE.
+    gradient_accumulation_steps: micro-batches per optimizer step: each
+      replica's batch is split into this many, run one after another, and
+      their gradients summed before the one clipping and update (see
+      `_accumulated_gradients`). It must divide the per-replica batch.
     seed: Seed of the masking and sampling randomness (state is a variable,
       saved in checkpoints, so a resumed run draws the same masks).
     initializer_range: Standard deviation of the heads' initializers.
@@ -91,6 +117,8 @@ class ElectraPretrainer(tf_keras.Model):
                initializer_range=0.02,
                disallow_correct=False,
                masking_draws="without_replacement",
+               adversarial_mle_steps=0,
+               gradient_accumulation_steps=1,
                **kwargs):
     super().__init__(**kwargs)
     if objective not in OBJECTIVES:
@@ -113,6 +141,19 @@ class ElectraPretrainer(tf_keras.Model):
     if unigram_counts is not None and disallow_correct:
       raise ValueError("disallow_correct is not available with a unigram "
                        "generator")
+    if objective in ("two_stage", "adversarial") and generator_network is None:
+      raise ValueError(f"objective {objective!r} trains a generator network: "
+                       "pass generator_network (not a uniform or unigram "
+                       "sampler)")
+    if objective == "two_stage" and (
+        generator_network.embedding_layer is
+        discriminator_network.embedding_layer):
+      raise ValueError("objective 'two_stage' copies one tower into the "
+                       "other: give the two networks their own embeddings "
+                       "(not tied)")
+    if adversarial_mle_steps and objective != "adversarial":
+      raise ValueError("adversarial_mle_steps is for objective "
+                       f"'adversarial', not {objective!r}")
     self._config = {
         "discriminator_network": discriminator_network,
         "generator_network": generator_network,
@@ -131,6 +172,8 @@ class ElectraPretrainer(tf_keras.Model):
         "initializer_range": initializer_range,
         "disallow_correct": disallow_correct,
         "masking_draws": masking_draws,
+        "adversarial_mle_steps": adversarial_mle_steps,
+        "gradient_accumulation_steps": gradient_accumulation_steps,
     }
     self.objective = objective
     self.generator_loss_weight = generator_loss_weight
@@ -158,7 +201,7 @@ class ElectraPretrainer(tf_keras.Model):
       self.discriminator_head = discriminator_head.DiscriminatorHead(
           discriminator_network.hidden_size,
           initializer_range=initializer_range, name="discriminator_predictions")
-    else:
+    if objective not in _DISCRIMINATIVE or objective == "two_stage":
       self.main_mlm_head = masked_lm_head.MaskedLMHead(
           discriminator_network.embedding_layer,
           initializer_range=initializer_range, name="mlm_predictions")
@@ -166,6 +209,26 @@ class ElectraPretrainer(tf_keras.Model):
       self.copy_head = discriminator_head.DiscriminatorHead(
           discriminator_network.hidden_size,
           initializer_range=initializer_range, name="copy_predictions")
+    self.adversarial_mle_steps = int(adversarial_mle_steps)
+    if int(gradient_accumulation_steps) < 1:
+      raise ValueError("gradient_accumulation_steps must be at least 1, got "
+                       f"{gradient_accumulation_steps}")
+    self.gradient_accumulation_steps = int(gradient_accumulation_steps)
+    if objective == "adversarial":
+      # The REINFORCE baseline's logit at each masked slot, from the
+      # generator's hidden state there (Appendix F).
+      self.baseline_head = tf_keras.layers.Dense(
+          1, kernel_initializer=tf_keras.initializers.TruncatedNormal(
+              stddev=initializer_range), name="reinforce_baseline")
+    # Two-Stage's stage: a variable (saved with the checkpoint) and its value
+    # when the train step was last traced (`_traced_stage`).
+    self._traced_stage = None
+    if objective == "two_stage":
+      with tf.init_scope():
+        self.stage = tf.Variable(
+            GENERATOR_STAGE, dtype=tf.int32, trainable=False, name="stage",
+            synchronization=tf.VariableSynchronization.ON_WRITE,
+            aggregation=tf.VariableAggregation.ONLY_FIRST_REPLICA)
     with tf.init_scope():
       self.seed_generator = (
           tf.random.Generator.from_seed(seed) if seed is not None else
@@ -174,49 +237,78 @@ class ElectraPretrainer(tf_keras.Model):
         has_generator=generator_network is not None or objective == "mlm",
         has_sampling=objective != "mlm",
         has_discriminator=objective in _DISCRIMINATIVE,
-        has_main_mlm=objective in ("replace_mlm", "all_tokens_mlm"))
+        has_main_mlm=objective in ("replace_mlm", "all_tokens_mlm"),
+        has_reinforce=objective == "adversarial")
 
   @property
   def metrics(self):
     return self.pretraining_metrics.all_metrics
 
-  def call(self, inputs, training=None):
+  def call(self, inputs, training=None, masking=None, seeds=None):
     """One forward pass of the objective, with fresh masks and samples.
 
     Args:
       inputs: dict of int `[batch, seq_len]` `input_word_ids`, `input_mask`,
         `input_type_ids`.
-      training: Whether dropout is active.
+      training: Whether dropout is active. In training, Two-Stage runs the
+        stage its train step was traced for (`train_step`).
+      masking: the batch's masking outputs when already drawn (a
+        micro-batch of an accumulated step); None draws them.
+      seeds: int64 `[2, 3]` seeds of the masking and sampling; None takes
+        fresh ones from the pretrainer's generator.
 
     Returns:
       dict of the tensors the losses and metrics need (see `_forward`).
     """
-    seeds = self.seed_generator.make_seeds(3)
-    return self._forward(inputs, seeds, training)
+    if seeds is None:
+      seeds = self.seed_generator.make_seeds(3)
+    return self._forward(inputs, seeds, training,
+                         stage=self._traced_stage if training else None,
+                         masking=masking)
 
-  def _forward(self, inputs, seeds, training):
+  def _forward(self, inputs, seeds, training, stage=None, masking=None):
+    """The objective's forward pass.
+
+    `stage` (Two-Stage only): `GENERATOR_STAGE` runs the masked LM of
+    stage 1 alone (`discriminator_network` and `main_mlm_head`, as `mlm`);
+    `DISCRIMINATOR_STAGE` runs the frozen generator without dropout; None
+    (evaluation, building) runs both towers as in stage 2, with `training`
+    for both, and builds `main_mlm_head`. `masking`: this batch's masking
+    outputs when already drawn (a micro-batch of an accumulated step).
+    """
     input_ids = inputs["input_word_ids"]
     input_mask = inputs["input_mask"]
-    outputs = dict(self.masking(input_ids, input_mask, seed=seeds[:, 0]))
+    if masking is None:
+      masking = self.masking(input_ids, input_mask, seed=seeds[:, 0])
+    outputs = dict(masking)
     outputs["input_mask"] = tf.cast(input_mask, tf.float32)
     positions = outputs["masked_positions"]
 
-    def encode(network, word_ids):
+    def encode(network, word_ids, network_training=training):
       return network({"input_word_ids": word_ids, "input_mask": input_mask,
                       "input_type_ids": inputs["input_type_ids"]},
-                     training=training)["sequence_output"]
+                     training=network_training)["sequence_output"]
 
-    if self.objective == "mlm":
+    if self.objective == "mlm" or stage == GENERATOR_STAGE:
       main_sequence = encode(self.discriminator_network,
                              outputs["masked_input_ids"])
       outputs["generator_logits"] = self.main_mlm_head(main_sequence, positions)
       return outputs
 
     if self.generator_network is not None:
+      generator_training = (False if stage == DISCRIMINATOR_STAGE
+                            else training)
       generator_sequence = encode(self.generator_network,
-                                  outputs["masked_input_ids"])
+                                  outputs["masked_input_ids"],
+                                  generator_training)
       outputs["generator_logits"] = self.generator_head(generator_sequence,
                                                         positions)
+      if self.objective == "adversarial":
+        # The baseline trains its head only: the generator's encoder gets
+        # no gradient but REINFORCE's (and the MLE warm-up's).
+        outputs["baseline_logits"] = tf.squeeze(self.baseline_head(
+            tf.gather(tf.stop_gradient(generator_sequence), positions,
+                      batch_dims=1)), -1)
       originals = ({"original_ids": outputs["masked_ids"]}
                    if self.disallow_correct else {})
       sampled_ids = self.sampler(outputs["generator_logits"], seed=seeds[:, 1],
@@ -239,6 +331,9 @@ class ElectraPretrainer(tf_keras.Model):
             input_mask, tf.int32)
 
     main_sequence = encode(self.discriminator_network, corrupted_ids)
+    if self.objective == "two_stage" and stage is None:
+      # Builds stage 1's head (its variables are in every checkpoint).
+      self.main_mlm_head(main_sequence, positions)
     if self.objective in _DISCRIMINATIVE:
       outputs["discriminator_logits"] = self.discriminator_head(main_sequence)
       if self.objective == "electra_15":
@@ -277,73 +372,242 @@ class ElectraPretrainer(tf_keras.Model):
         dtype=tf.int32)
     return others + tf.cast(others >= tf.cast(masked_ids, tf.int32), tf.int32)
 
-  def compute_pretraining_losses(self, inputs, outputs):
+  def compute_pretraining_losses(self, inputs, outputs, stage=None,
+                                 denominators=None):
     """Weighted losses of the objective.
+
+    Args:
+      inputs: the batch.
+      outputs: `_forward`'s outputs.
+      stage: Two-Stage's stage (`GENERATOR_STAGE`: the MLM loss alone;
+        `DISCRIMINATOR_STAGE`: the RTD loss alone, the generator's MLM loss
+        reported but not added), or None.
+      denominators: for one micro-batch of an accumulated step, the global
+        sums over the whole batch of the masked slots' weights (`masked`) and
+        of the tokens' (`tokens`), so that the micro-batches' losses add up
+        to the whole batch's; None for the batch's own sums.
 
     Returns:
       dict with the float32 scalar `loss` (the weighted total, this replica's
       share of the global-batch loss) and, for each component present
-      (`generator`, `discriminator`, `main_mlm`), a pair
-      `(scalar loss, per-item loss)`.
+      (`generator`, `discriminator`, `main_mlm`, and for `adversarial`
+      `reinforce` and `baseline`), a pair `(scalar loss, per-item loss)`.
     """
+    masked = tokens = None
+    if denominators is not None:
+      masked, tokens = denominators["masked"], denominators["tokens"]
+    discriminator_denominator = (masked if self.objective == "electra_15"
+                                 else tokens)
     losses = {}
     total = tf.constant(0.0, tf.float32)
     if "generator_logits" in outputs:
       losses["generator"] = pretraining_losses.masked_lm_loss(
           outputs["generator_logits"], outputs["masked_ids"],
-          outputs["masked_weights"])
-      weight = 1.0 if self.objective == "mlm" else self.generator_loss_weight
-      total += weight * losses["generator"][0]
+          outputs["masked_weights"], masked)
+      if self.objective == "mlm" or stage == GENERATOR_STAGE:
+        total += losses["generator"][0]
+      elif self.objective == "adversarial" and "baseline_logits" in outputs:
+        total += self._adversarial_generator_loss(
+            outputs, losses, masked, discriminator_denominator)
+      elif self.objective != "two_stage":
+        total += self.generator_loss_weight * losses["generator"][0]
     if "discriminator_logits" in outputs:
-      losses["discriminator"] = (
-          pretraining_losses.replaced_token_detection_loss(
-              outputs["discriminator_logits"], outputs["replaced_token_labels"],
-              outputs["discriminator_weights"]))
+      if "discriminator" not in losses:
+        losses["discriminator"] = (
+            pretraining_losses.replaced_token_detection_loss(
+                outputs["discriminator_logits"],
+                outputs["replaced_token_labels"],
+                outputs["discriminator_weights"], discriminator_denominator))
       total += self.discriminator_loss_weight * losses["discriminator"][0]
     if self.objective == "replace_mlm":
       losses["main_mlm"] = pretraining_losses.masked_lm_loss(
           outputs["main_mlm_logits"], outputs["masked_ids"],
-          outputs["masked_weights"])
+          outputs["masked_weights"], masked)
       total += losses["main_mlm"][0]
     elif self.objective == "all_tokens_mlm":
       losses["main_mlm"] = pretraining_losses.copy_mechanism_loss(
           outputs["main_mlm_logits"], outputs["copy_logits"],
           outputs["corrupted_ids"], inputs["input_word_ids"],
-          outputs["input_mask"])
+          outputs["input_mask"], tokens)
       total += losses["main_mlm"][0]
     losses["loss"] = total
     return losses
 
+  def _adversarial_generator_loss(self, outputs, losses, masked_denominator,
+                                  discriminator_denominator):
+    """The generator's term of Adversarial ELECTRA (adds the RTD, REINFORCE
+    and baseline losses to `losses`): MLE for the first
+    `adversarial_mle_steps`, then REINFORCE; plus the baseline's loss."""
+    losses["discriminator"] = pretraining_losses.replaced_token_detection_loss(
+        outputs["discriminator_logits"], outputs["replaced_token_labels"],
+        outputs["discriminator_weights"], discriminator_denominator)
+    # The reward of a slot's sample: the discriminator's loss at its position.
+    rewards = tf.gather(losses["discriminator"][1],
+                        outputs["masked_positions"], batch_dims=1)
+    logits = tf.cast(outputs["generator_logits"], tf.float32)
+    sample_log_probabilities = -elementwise_gradients.sparse_softmax_cross_entropy(
+        logits / self.sampler.temperature,
+        tf.cast(outputs["sampled_ids"], tf.int32))
+    losses["reinforce"], losses["baseline"] = pretraining_losses.reinforce_loss(
+        sample_log_probabilities, rewards, outputs["baseline_logits"],
+        outputs["masked_weights"], masked_denominator)
+    reinforce = losses["reinforce"][0]
+    if self.adversarial_mle_steps:
+      step = (self.optimizer.iterations if self.optimizer is not None
+              else tf.constant(0, tf.int64))
+      reinforce = tf.where(step < self.adversarial_mle_steps,
+                           losses["generator"][0], reinforce)
+    return self.generator_loss_weight * reinforce + losses["baseline"][0]
+
+  @property
+  def current_stage(self):
+    """Two-Stage's stage (read eagerly), None for the other objectives."""
+    if self.objective != "two_stage":
+      return None
+    with tf.init_scope():
+      return int(self.stage.numpy())
+
+  def start_discriminator_stage(self):
+    """Two-Stage's switch: the generator becomes a copy of stage 1's masked
+    LM (`discriminator_network` and `main_mlm_head`: embeddings, every layer
+    and the head), so that the discriminator, which goes on from those
+    weights with a new RTD head, starts equal to the generator; stage 2
+    begins."""
+    if self.objective != "two_stage":
+      raise ValueError("start_discriminator_stage is for objective "
+                       f"'two_stage', not {self.objective!r}")
+    if self.current_stage == DISCRIMINATOR_STAGE:
+      raise ValueError("the discriminator stage has already begun")
+    copy_network_weights(self.discriminator_network, self.generator_network)
+    for source, target in zip(_head_weights(self.main_mlm_head),
+                              _head_weights(self.generator_head)):
+      target.assign(source)
+    self.stage.assign(DISCRIMINATOR_STAGE)
+    # The next `fit` (or `evaluate`) traces the stage-2 step.
+    self.train_function = None
+    self.test_function = None
+
+  def _trained_variables(self, stage):
+    """The variables a step updates: all, or one stage's tower and head."""
+    if stage is None:
+      return self.trainable_variables
+    parts = ((self.discriminator_network, self.main_mlm_head)
+             if stage == GENERATOR_STAGE else
+             (self.discriminator_network, self.discriminator_head))
+    # The MLM head tracks the tower's embedding layer: each variable once.
+    unique = {}
+    for part in parts:
+      for variable in part.trainable_variables:
+        unique.setdefault(variable.ref(), variable)
+    return list(unique.values())
+
   def train_step(self, data):
-    with tf.GradientTape() as tape:
-      outputs = self(data, training=True)
-      losses = self.compute_pretraining_losses(data, outputs)
-      loss = losses["loss"]
-      scaled_loss = loss
-      if isinstance(self.optimizer, tf_keras.mixed_precision.LossScaleOptimizer):
-        scaled_loss = self.optimizer.get_scaled_loss(loss)
-    # Read after the forward pass: the first call builds the variables.
-    variables = self.trainable_variables
-    gradients = tape.gradient(scaled_loss, variables)
-    if isinstance(self.optimizer, tf_keras.mixed_precision.LossScaleOptimizer):
-      gradients = self.optimizer.get_unscaled_gradients(gradients)
-    gradients = [tf.convert_to_tensor(gradient) for gradient in gradients]
+    # Two-Stage: the stage is read when the step is traced (it changes only
+    # between `fit` calls, and `start_discriminator_stage` forces a retrace).
+    self._traced_stage = self.current_stage
+    stage = self._traced_stage
+    if self.gradient_accumulation_steps == 1:
+      gradients, variables, loss = self._micro_batch_gradients(data, stage)
+    else:
+      gradients, variables, loss = self._accumulated_gradients(data, stage)
     # Sum over replicas first, then clip the global batch's gradient norm
     # (1.0, as the original), so any number of replicas takes the same step.
     context = tf.distribute.get_replica_context()
     if context.num_replicas_in_sync > 1:
       gradients = context.all_reduce(tf.distribute.ReduceOp.SUM, gradients)
     gradients, _ = tf.clip_by_global_norm(gradients, clip_norm=1.0)
+    if stage is not None:
+      # Slots for every variable, so that a stage's subset is recognised.
+      with tf.init_scope():
+        getattr(self.optimizer, "inner_optimizer", self.optimizer).build(
+            self.trainable_variables)
     self.optimizer.apply_gradients(
         zip(gradients, variables), experimental_aggregate_gradients=False)
-    self.pretraining_metrics.update(data, outputs, losses)
-    return self.pretraining_metrics.results()
+    self.pretraining_metrics.update_loss(loss)
+    return self.pretraining_metrics.results(
+        discriminator=stage != GENERATOR_STAGE)
+
+  def _micro_batch_gradients(self, data, stage, masking=None,
+                             denominators=None, seeds=None):
+    """One forward and backward pass: `(dense gradients of this replica's
+    loss, the variables, the loss)`; updates every metric but the loss."""
+    with tf.GradientTape() as tape:
+      outputs = self(data, training=True, masking=masking, seeds=seeds)
+      losses = self.compute_pretraining_losses(data, outputs, stage,
+                                               denominators)
+      loss = losses["loss"]
+      scaled_loss = loss
+      if isinstance(self.optimizer, tf_keras.mixed_precision.LossScaleOptimizer):
+        scaled_loss = self.optimizer.get_scaled_loss(loss)
+    # Read after the forward pass: the first call builds the variables.
+    variables = self._trained_variables(stage)
+    gradients = tape.gradient(scaled_loss, variables)
+    if isinstance(self.optimizer, tf_keras.mixed_precision.LossScaleOptimizer):
+      gradients = self.optimizer.get_unscaled_gradients(gradients)
+    gradients = [tf.convert_to_tensor(gradient) for gradient in gradients]
+    self.pretraining_metrics.update(data, outputs, losses, update_loss=False)
+    return gradients, variables, loss
+
+  def _accumulated_gradients(self, data, stage):
+    """The gradient of the whole batch as the sum of
+    `gradient_accumulation_steps` micro-batches' (rows split in order).
+
+    The masks are drawn once for the whole batch (the same as without
+    accumulation) and each micro-batch's losses are divided by the whole
+    batch's weights (`compute_pretraining_losses`'s `denominators`), so the
+    sum is the whole batch's gradient; the caller clips it once. The
+    micro-batches run one after another in a `tf.while_loop`: memory is
+    that of one micro-batch (plus one copy of the gradients).
+    """
+    steps = self.gradient_accumulation_steps
+    # One draw of seeds per step, as without accumulation: the masks are the
+    # same; micro-batch i samples with its own seeds (i = 0: the step's).
+    seeds = self.seed_generator.make_seeds(3)
+    masking = self.masking(data["input_word_ids"], data["input_mask"],
+                           seed=seeds[:, 0])
+    denominators = {
+        "masked": pretraining_losses.global_sum(
+            tf.reduce_sum(masking["masked_weights"])),
+        "tokens": pretraining_losses.global_sum(tf.reduce_sum(
+            tf.cast(data["input_mask"], tf.float32))),
+    }
+    rows = tf.shape(data["input_word_ids"])[0] // steps
+
+    def micro_batch(index):
+      def part(tensor):
+        return tensor[index * rows:(index + 1) * rows]
+      offset = tf.cast(index, seeds.dtype) * tf.constant(
+          [[0, 0, 0], [0, 1, 1]], seeds.dtype)
+      return ({name: part(tensor) for name, tensor in data.items()},
+              {name: part(tensor) for name, tensor in masking.items()},
+              seeds + offset)
+
+    # The first micro-batch outside the loop builds the variables.
+    inputs, micro_masking, micro_seeds = micro_batch(0)
+    gradients, variables, loss = self._micro_batch_gradients(
+        inputs, stage, micro_masking, denominators, micro_seeds)
+
+    def body(index, sums, total):
+      inputs, micro_masking, micro_seeds = micro_batch(index)
+      more, _, micro_loss = self._micro_batch_gradients(
+          inputs, stage, micro_masking, denominators, micro_seeds)
+      return (index + 1, [a + b for a, b in zip(sums, more)],
+              total + micro_loss)
+
+    _, gradients, loss = tf.while_loop(
+        lambda index, sums, total: index < steps, body,
+        (tf.constant(1), gradients, loss))
+    return gradients, variables, loss
 
   def test_step(self, data):
-    outputs = self(data, training=False)
-    losses = self.compute_pretraining_losses(data, outputs)
+    # Two-Stage evaluates the objective of its current stage.
+    stage = self.current_stage
+    outputs = self._forward(data, self.seed_generator.make_seeds(3),
+                            training=False, stage=stage)
+    losses = self.compute_pretraining_losses(data, outputs, stage)
     self.pretraining_metrics.update(data, outputs, losses)
-    return self.pretraining_metrics.results()
+    return self.pretraining_metrics.results(
+        discriminator=stage != GENERATOR_STAGE)
 
   def get_config(self):
     return dict(self._config)
@@ -351,6 +615,28 @@ class ElectraPretrainer(tf_keras.Model):
   @classmethod
   def from_config(cls, config):
     return cls(**config)
+
+
+def copy_network_weights(source, target):
+  """Assigns every weight of `source` to the same weight of `target` (two
+  networks built from one config; names compared below each one's scope)."""
+  def relative(variable, network):
+    scope = network.name + "/"
+    return variable.name[variable.name.find(scope) + len(scope):]
+  pairs = list(zip(source.weights, target.weights))
+  if len(source.weights) != len(target.weights) or any(
+      relative(a, source) != relative(b, target) or a.shape != b.shape
+      for a, b in pairs):
+    raise ValueError(f"{source.name} and {target.name} differ in their "
+                     "weights: Two-Stage needs a generator of the "
+                     "discriminator's size")
+  for source_variable, target_variable in pairs:
+    target_variable.assign(source_variable)
+
+
+def _head_weights(head):
+  """A `MaskedLMHead`'s own weights (its word table is its tower's)."""
+  return [*head.dense.weights, *head.layer_norm.weights, head.output_bias]
 
 
 def _unigram_log_probabilities(counts, vocab_size, excluded_token_ids):
