@@ -9,6 +9,10 @@ On SIGTERM (preemption) the running seed stops at the next training step,
 writes a checkpoint, prints `preempted: ...` and exits with status 75
 (EX_TEMPFAIL); the same command resumes it. Finished seeds are not rerun.
 
+`glue_hyperparameters.recipe` is `original_code` (the default: the authors' code
+as it ran, behind the medians the gin files quote) or `paper` (Table 7); see
+official_electra/finetuning/recipes.py.
+
 `--task` is one GLUE task, a comma-separated list, or `all`. `--init_checkpoint`
 takes a pretraining model_dir or a checkpoint prefix (omit it only to measure a
 randomly initialised encoder). Writes `<model_dir>/eval_results.json` (every
@@ -29,6 +33,7 @@ from official_electra import command_line
 from official_electra import settings_check
 from official_electra.data import glue
 from official_electra.finetuning import outputs
+from official_electra.finetuning import recipes
 from official_electra.finetuning import resumable_training
 from official_electra.finetuning import tasks
 from official_electra.finetuning import trainer
@@ -128,11 +133,15 @@ def resolve_encoder_config(init_checkpoint):
 
 
 _CHECK = settings_check
+# None for a (recipe) field: the recipe's value.
 _HYPERPARAMETER_RULES = {
-    "learning_rate": _CHECK.POSITIVE_NUMBER,
+    "recipe": _CHECK.one_of(*recipes.RECIPES),
+    "learning_rate": _CHECK.optional(_CHECK.POSITIVE_NUMBER),
     "layerwise_decay_rate": _CHECK.POSITIVE_NUMBER,
-    "layerwise_decay_rule": _CHECK.one_of(
-        *layerwise_decay.LAYERWISE_DECAY_RULES),
+    "layerwise_decay_rule": _CHECK.optional(_CHECK.one_of(
+        *layerwise_decay.LAYERWISE_DECAY_RULES)),
+    "loss_reduction": _CHECK.optional(_CHECK.one_of(*recipes.LOSS_REDUCTIONS)),
+    "scale_regression_targets": _CHECK.optional(_CHECK.BOOLEAN),
     "batch_size": _CHECK.POSITIVE_INTEGER,
     "eval_batch_size": _CHECK.POSITIVE_INTEGER,
     "num_train_epochs": _CHECK.optional(_CHECK.POSITIVE_INTEGER),
@@ -147,11 +156,17 @@ _HYPERPARAMETER_RULES = {
 }
 
 
-def _check_hyperparameters(hyperparameters):
-  """Raises SettingError (a GinConfigError) naming the first
-  `glue_hyperparameters` binding of the wrong type or range."""
-  settings_check.check(vars(hyperparameters), _HYPERPARAMETER_RULES,
-                       "glue_hyperparameters.", "fix the binding")
+def _hyperparameters():
+  """The `glue_hyperparameters`, the recipe's values filled in.
+
+  Raises:
+    SettingError (a GinConfigError): naming the first binding of the wrong
+      type or range (checked before the recipe is looked up).
+  """
+  settings_check.check(gin.get_bindings("glue_hyperparameters"),
+                       _HYPERPARAMETER_RULES, "glue_hyperparameters.",
+                       "fix the binding")
+  return GinHyperparameters()
 
 
 def run(task_flag, glue_dir, init_checkpoint, model_dir, vocab_file, lower_case,
@@ -163,8 +178,7 @@ def run(task_flag, glue_dir, init_checkpoint, model_dir, vocab_file, lower_case,
                              "pointing at the GLUE download script's output")
   config = resolve_encoder_config(init_checkpoint)
   settings_check.check_encoder(config, "glue_encoder.")
-  hyperparameters = GinHyperparameters()
-  _check_hyperparameters(hyperparameters)
+  hyperparameters = _hyperparameters()
   tokenizer = wordpiece_tokenizer.WordpieceTokenizer(
       _resolve_vocab_file(vocab_file, init_checkpoint), lower_case=lower_case)
   if tokenizer.vocab_size != config.vocab_size:

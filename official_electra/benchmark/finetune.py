@@ -84,8 +84,11 @@ def _batch(batch_size, seq_len, vocab_size):
 
 def _hyperparameters(settings):
   from official_electra.finetuning import trainer  # pylint: disable=g-import-not-at-top
+  # The paper's recipe (mean loss, the paper's layer-wise rule): what the
+  # Hugging Face side trains with.
   return trainer.FinetuneHyperparameters(batch_size=settings["batch_size"],
-                                         max_seq_length=settings["seq_len"])
+                                         max_seq_length=settings["seq_len"],
+                                         recipe="paper")
 
 
 def build_ours(settings):

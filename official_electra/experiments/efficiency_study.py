@@ -93,8 +93,9 @@ class StudySettings:
   budget_flops: float
   checkpoint_fractions: tuple = (0.25, 0.5, 1.0)
   warmup_proportion: float = 0.1
+  # The recipe every run of the study has used (the gin files pin it too).
   finetuning: trainer.FinetuneHyperparameters = (
-      trainer.FinetuneHyperparameters())
+      trainer.FinetuneHyperparameters(recipe="paper"))
   num_seeds: int = 3
   vocab_size: int = 8192
   vocab_max_words: int = build_vocab.DEFAULT_MAX_WORDS

@@ -11,10 +11,15 @@ import tf_keras
 from official_electra.finetuning import tasks
 
 
-def predictions_from_outputs(task: tasks.GlueTask, outputs: np.ndarray) -> np.ndarray:
-  """Class ids `[n]` (argmax of the logits) or scores `[n]` from `[n, num_outputs]`."""
+def predictions_from_outputs(task: tasks.GlueTask, outputs: np.ndarray,
+                             score_multiplier: float = 1.0) -> np.ndarray:
+  """Class ids `[n]` (argmax of the logits) or scores `[n]` from `[n, num_outputs]`.
+
+  `score_multiplier` turns a regression output into the task's score units
+  (5 for a model trained on STS-B's scores divided by 5).
+  """
   if task.is_regression:
-    return outputs[:, 0]
+    return outputs[:, 0] * score_multiplier
   return np.argmax(outputs, axis=-1)
 
 
@@ -30,14 +35,17 @@ class DevMetricsCallback(tf_keras.callbacks.Callback):
     dev_sets: `{dev_split: (features dataset, labels [n])}`, unshuffled and
       batched, yielding only features.
     log_dir: TensorBoard directory of this run.
+    score_multiplier: regression outputs times this are the scores
+      (`predictions_from_outputs`).
   """
 
   def __init__(self, task: tasks.GlueTask,
                dev_sets: Mapping[str, tuple[tf.data.Dataset, np.ndarray]],
-               log_dir: str):
+               log_dir: str, score_multiplier: float = 1.0):
     super().__init__()
     self._task = task
     self._dev_sets = dev_sets
+    self._score_multiplier = score_multiplier
     self._writer = tf.summary.create_file_writer(os.path.join(log_dir, "dev"))
     self.latest_metrics = {}
 
@@ -47,7 +55,8 @@ class DevMetricsCallback(tf_keras.callbacks.Callback):
     for split, (dataset, labels) in self._dev_sets.items():
       outputs = self.model.predict(dataset, verbose=0)
       results.update(self._task.compute_metrics(
-          split, labels, predictions_from_outputs(self._task, outputs)))
+          split, labels, predictions_from_outputs(self._task, outputs,
+                                                  self._score_multiplier)))
     return results
 
   def on_epoch_end(self, epoch, logs=None):

@@ -32,6 +32,8 @@ class GlueTask:
     test_splits: test file names.
     submission_files: GLUE submission file name per test split.
     is_pair_task: whether examples have a second sentence.
+    max_score: a regression task's largest score (STS-B: 5.0); None for
+      classification.
   """
   name: str
   labels: Optional[Sequence[str]]
@@ -44,6 +46,7 @@ class GlueTask:
   test_splits: Sequence[str]
   submission_files: Sequence[str]
   is_pair_task: bool
+  max_score: Optional[float] = None
 
   @property
   def is_regression(self) -> bool:
@@ -97,6 +100,8 @@ _TEN_EPOCH_TASKS = ("RTE", "STS-B")
 _SWAPPED_PAIR_TASKS = ("MRPC", "STS-B")
 _SUBMISSION_FILES = {"MNLI": ("MNLI-m.tsv", "MNLI-mm.tsv")}
 _DEV_METRIC_SUFFIXES = {"MNLI": ("_matched", "_mismatched")}
+# STS-B's similarity scores run from 0 to 5 (the original's `STS` task).
+_MAX_SCORES = {"STS-B": 5.0}
 
 
 def get_task(name: str) -> GlueTask:
@@ -113,7 +118,8 @@ def get_task(name: str) -> GlueTask:
       dev_metric_suffixes=_DEV_METRIC_SUFFIXES.get(name, ("",)),
       test_splits=tuple(layout.test_splits),
       submission_files=_SUBMISSION_FILES.get(name, (f"{name}.tsv",)),
-      is_pair_task=layout.labelled.text_b_column is not None)
+      is_pair_task=layout.labelled.text_b_column is not None,
+      max_score=_MAX_SCORES.get(name))
 
 
 def resolve_task_names(task_flag: str) -> list[str]:

@@ -1,10 +1,13 @@
 """Fine-tunes a pretrained ELECTRA discriminator on one GLUE task, over seeds.
 
 The recipe (Clark et al., 2020, Section 4 and Appendix A; ELECTRA_REFERENCE.md
-Section 4): `[CLS]` -> dropout -> dense head, cross-entropy (MSE for STS-B),
-the original AdamW (eps 1e-6, weight decay 0.01, no bias correction), warm-up
-over the first 10% of steps then linear decay to 0, layer-wise learning-rate
-decay, gradient global norm clipped to 1.0, batch 32, Keras `compile`/`fit`.
+Section 4): `[CLS]` -> dropout -> dense head, cross-entropy (squared error for
+STS-B), the original AdamW (eps 1e-6, weight decay 0.01, no bias correction),
+warm-up over the first 10% of steps then linear decay to 0, layer-wise
+learning-rate decay, gradient global norm clipped to 1.0, batch 32, Keras
+`compile`/`fit`. Where the authors' code and the paper differ (the loss's
+reduction, STS-B's target scale, the decay rule, Small's learning rate), the
+`recipe` decides (`recipes.py`).
 
 Layout of a task's output directory:
 
@@ -33,6 +36,7 @@ from official_electra.data import glue
 from official_electra.finetuning import dev_metrics_callback
 from official_electra.finetuning import inputs
 from official_electra.finetuning import outputs
+from official_electra.finetuning import recipes
 from official_electra.finetuning import resumable_training
 from official_electra.finetuning import tasks
 from official_electra.modeling import checkpoints
@@ -48,14 +52,27 @@ VOCAB_FILE = "vocab.txt"
 
 @dataclasses.dataclass(frozen=True)
 class FinetuneHyperparameters:
-  """The fine-tuning recipe; defaults are ELECTRA-Small's (paper, Table 7).
+  """The fine-tuning recipe; defaults are ELECTRA-Small's under `recipe`.
+
+  The fields marked (recipe) take the recipe's value when left at None
+  (`recipes.py`); a value given for one wins. They are filled when the object
+  is built, so `dataclasses.replace(h, recipe=...)` keeps `h`'s filled values:
+  build a new object to switch recipes.
 
   Attributes:
-    learning_rate: peak learning rate (Small 3e-4 in the paper, 1e-4 in the
-      code; Base 1e-4; Large 5e-5).
+    recipe: `original_code` (the authors' code as it ran, behind the quoted
+      medians; the default) or `paper` (Table 7).
+    learning_rate: (recipe) peak learning rate: Small 1e-4 (original_code) or
+      3e-4 (paper); `gin/glue/base.gin` binds 1e-4, `large.gin` 5e-5.
     layerwise_decay_rate: 0.8 for Small and Base, 0.9 for Large.
-    layerwise_decay_rule: `paper` or `original_code`; see
+    layerwise_decay_rule: (recipe) `original_code` or `paper`; see
       `optimization/layerwise_decay.py`.
+    loss_reduction: (recipe) `sum` (original_code) or `mean` (paper) of the
+      per-example losses over the (global) batch; the gradient of that loss
+      is what `gradient_clip_norm` clips.
+    scale_regression_targets: (recipe) train a regression task on its scores
+      divided by its maximum score (STS-B: 5; original_code); dev metrics,
+      predictions and the saved model are in the task's units either way.
     batch_size: training batch size.
     eval_batch_size: batch size for dev and test prediction.
     num_train_epochs: None for the task's recipe (10 RTE/STS-B, 3 otherwise).
@@ -70,9 +87,12 @@ class FinetuneHyperparameters:
       steps (and at the end of training) to resume from after a kill.
     keep_checkpoint_max: training checkpoints kept (the latest ones).
   """
-  learning_rate: float = 3e-4
+  recipe: str = recipes.DEFAULT_RECIPE
+  learning_rate: Optional[float] = None
   layerwise_decay_rate: float = 0.8
-  layerwise_decay_rule: str = "paper"
+  layerwise_decay_rule: Optional[str] = None
+  loss_reduction: Optional[str] = None
+  scale_regression_targets: Optional[bool] = None
   batch_size: int = 32
   eval_batch_size: int = 128
   num_train_epochs: Optional[int] = None
@@ -84,6 +104,13 @@ class FinetuneHyperparameters:
   max_train_examples: Optional[int] = None
   save_checkpoints_steps: int = 500
   keep_checkpoint_max: int = 2
+
+  def __post_init__(self):
+    """Fills the (recipe) fields left at None; raises ValueError for an
+    unknown recipe."""
+    for name, value in recipes.recipe_values(self.recipe).items():
+      if getattr(self, name) is None:
+        object.__setattr__(self, name, value)  # Frozen: filled once, here.
 
 
 @dataclasses.dataclass
@@ -189,13 +216,12 @@ def _compile(classifier, task, hyperparameters, num_train_steps):
       num_warmup_steps=int(hyperparameters.warmup_proportion * num_train_steps),
       weight_decay_rate=hyperparameters.weight_decay_rate,
       learning_rate_multipliers=multipliers)
-  if task.is_regression:
-    loss = tf_keras.losses.MeanSquaredError()
-    metrics = []
-  else:
-    loss = tf_keras.losses.SparseCategoricalCrossentropy(from_logits=True)
-    metrics = [tf_keras.metrics.SparseCategoricalAccuracy(name="accuracy")]
-  classifier.compile(optimizer=optimizer, loss=loss, metrics=metrics)
+  metrics = ([] if task.is_regression else
+             [tf_keras.metrics.SparseCategoricalAccuracy(name="accuracy")])
+  classifier.compile(optimizer=optimizer,
+                     loss=recipes.task_loss(task,
+                                            hyperparameters.loss_reduction),
+                     metrics=metrics)
 
 
 def save_finetuned_model(classifier, run_dir, task, encoder_config,
@@ -218,8 +244,9 @@ def save_finetuned_model(classifier, run_dir, task, encoder_config,
 
 
 def _train(classifier, encoded, hyperparameters, seed, run_dir, num_epochs,
-           steps_per_epoch, dev_callback):
-  """Trains from the latest training checkpoint (or from scratch) to the end.
+           steps_per_epoch, dev_callback, target_divisor):
+  """Trains from the latest training checkpoint (or from scratch) to the end,
+  on the training labels divided by `target_divisor`.
 
   Raises:
     resumable_training.TrainingPreempted: on SIGTERM, after a checkpoint.
@@ -241,12 +268,15 @@ def _train(classifier, encoded, hyperparameters, seed, run_dir, num_epochs,
     logging.info("%s seed %d: resuming from step %d of %d (%s)", task.name,
                  seed, start_step, total_steps, train_checkpoints.latest)
   log_dir = os.path.join(run_dir, "logs")
+  train_labels = encoded.train_labels
+  if target_divisor != 1.0:
+    train_labels = (train_labels / target_divisor).astype(np.float32)
   with resumable_training.SigtermFlag() as sigterm:
     checkpoint_callback = resumable_training.CheckpointCallback(
         train_checkpoints, sigterm, f"{task.name} seed {seed}", total_steps)
     for epoch in range(start_step // steps_per_epoch, num_epochs):
       train_dataset = inputs.make_training_dataset(
-          encoded.train_features, encoded.train_labels,
+          encoded.train_features, train_labels,
           hyperparameters.batch_size, seed, epoch,
           skip_batches=max(0, start_step - epoch * steps_per_epoch))
       classifier.fit(
@@ -291,12 +321,18 @@ def finetune_seed(encoded: EncodedTask, encoder_config, init_checkpoint,
                                           hyperparameters.eval_batch_size),
                       labels)
               for split, (features, labels) in encoded.dev_sets.items()}
+  target_divisor = recipes.regression_target_divisor(
+      task, hyperparameters.scale_regression_targets)
   dev_callback = dev_metrics_callback.DevMetricsCallback(
-      task, dev_sets, os.path.join(run_dir, "logs"))
+      task, dev_sets, os.path.join(run_dir, "logs"),
+      score_multiplier=target_divisor)
   start = time.time()
   _train(classifier, encoded, hyperparameters, seed, run_dir, num_epochs,
-         steps_per_epoch, dev_callback)
+         steps_per_epoch, dev_callback, target_divisor)
   train_seconds = time.time() - start
+  if target_divisor != 1.0:
+    # Test predictions, the saved model and its export predict the scores.
+    recipes.scale_regression_output(classifier, target_divisor)
   for split, submission_file in zip(task.test_splits, task.submission_files):
     if split not in encoded.test_sets:
       continue
@@ -316,7 +352,8 @@ def finetune_seed(encoded: EncodedTask, encoder_config, init_checkpoint,
       "task": task.name, "seed": seed, "metrics": metrics,
       "num_train_examples": len(encoded.train_labels),
       "num_train_steps": steps_per_epoch * num_epochs,
-      "train_seconds": round(train_seconds, 1)})
+      "train_seconds": round(train_seconds, 1),
+      "hyperparameters": dataclasses.asdict(hyperparameters)})
   shutil.rmtree(os.path.join(run_dir, TRAIN_CHECKPOINT_DIR), ignore_errors=True)
   return metrics
 

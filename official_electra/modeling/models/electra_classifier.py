@@ -64,9 +64,15 @@ class ElectraClassifier(tf_keras.Model):
       outputs = self(features, training=True)
       loss = self.compute_loss(features, labels, outputs)
     gradients = tape.gradient(loss, self.trainable_variables)
+    # Sum over replicas first, then clip the global batch's gradient norm
+    # (as the pretrainer), so any number of replicas takes the same step.
+    context = tf.distribute.get_replica_context()
+    if context.num_replicas_in_sync > 1:
+      gradients = context.all_reduce(tf.distribute.ReduceOp.SUM, gradients)
     if self.gradient_clip_norm is not None:
       gradients, _ = tf.clip_by_global_norm(gradients, self.gradient_clip_norm)
-    self.optimizer.apply_gradients(zip(gradients, self.trainable_variables))
+    self.optimizer.apply_gradients(zip(gradients, self.trainable_variables),
+                                   experimental_aggregate_gradients=False)
     return self.compute_metrics(features, labels, outputs, sample_weight=None)
 
   def get_config(self):
