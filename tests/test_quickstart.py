@@ -19,6 +19,8 @@ def test_quickstart_builds_data_trains_and_exports(tmp_path):
   assert result.returncode == 0, result.stderr[-3000:]
   assert "$ python -m official_electra.train --gin_file=gin/tiny.gin" in (
       result.stdout)
+  # The one setting that differs from the paper's is shown in the command.
+  assert "--gin_bindings=run_pretraining.temperature=2.0" in result.stdout
   summary = next(line for line in result.stdout.splitlines()
                  if line.startswith("loss "))
   first_loss = float(summary.split()[1])

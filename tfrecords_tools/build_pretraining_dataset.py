@@ -278,6 +278,8 @@ def build_pretraining_dataset(
                    for s in range(num_shards)],
       shard_sizes=[os.path.getsize(shards.path(s)) for s in range(num_shards)],
       shard_sha256=[shards.sha256(s) for s in range(num_shards)],
+      shard_examples=[int(counts.get("num_examples", 0))
+                      for counts in shard_counts],
       token_counts_file=dataset_info_lib.TOKEN_COUNTS_FILENAME,
       input_files=[f.path for f in files], skipped_files=skipped,
       build_fingerprint=fingerprint,

@@ -58,6 +58,10 @@ def _build(settings):
       seed=0, gradient_accumulation_steps=settings["accumulation_steps"])
   model.compile(optimizer=optimizer_factory.create_optimizer(
       "adamw", 5e-4, 10**6, 10**4))
+  # Built before training, as official_electra.train builds it.
+  build_ids = tf.zeros([1, settings["seq_len"]], tf.int32)
+  model({"input_word_ids": build_ids, "input_mask": tf.ones_like(build_ids),
+         "input_type_ids": build_ids}, training=False)
   ids = np.random.default_rng(0).integers(
       1000, discriminator.vocab_size,
       size=(settings["batch_size"], settings["seq_len"])).astype(np.int32)

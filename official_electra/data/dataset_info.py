@@ -60,6 +60,9 @@ class DatasetInfo:
       datasets built before checksums were recorded).
     token_counts_file: `TOKEN_COUNTS_FILENAME` where the build wrote one
       (empty in datasets built before).
+    shard_examples: records in each shard, so that a resumed run finds its
+      place in the data stream by arithmetic (empty in datasets built
+      before: the loader then counts them).
     num_documents: documents read.
     num_tokens: WordPiece tokens of the corpus (without `[CLS]`/`[SEP]`).
     num_truncated_tokens: corpus tokens left out by the packing rules.
@@ -90,6 +93,7 @@ class DatasetInfo:
   build_fingerprint: str = ""
   shard_sha256: list = dataclasses.field(default_factory=list)
   token_counts_file: str = ""
+  shard_examples: list = dataclasses.field(default_factory=list)
   format_version: int = FORMAT_VERSION
 
   @property

@@ -22,6 +22,7 @@ _IGNORED_SUFFIXES = (".tmp", ".json")
 # tfrecords_tools' resume state: present only while a build is unfinished.
 _UNFINISHED_BUILD_MARKER = ".build_state"
 _MAX_CYCLE_LENGTH = 8
+_NO_END = 2 ** 62
 
 
 class PretrainingDataError(ValueError):
@@ -196,6 +197,89 @@ def find_unreadable_file(files: Sequence[str]) -> Optional[str]:
   return None
 
 
+def record_counts(files: Sequence[str]) -> list:
+  """The records in each file: from `dataset_info.json`'s `shard_examples`
+  where the build recorded them, else counted (one read of the file)."""
+  counts = {}
+  for directory in sorted({os.path.dirname(path) for path in files}):
+    info = dataset_info_lib.read_dataset_info(directory)
+    if info is not None and info.shard_examples:
+      for name, count in zip(info.shard_files, info.shard_examples):
+        counts[os.path.join(directory, name)] = int(count)
+  missing = [path for path in files if path not in counts]
+  if missing:
+    logging.info("counting the records of %d files (their dataset_info.json "
+                 "does not list them)", len(missing))
+  for path in missing:
+    counts[path] = int(tf.data.TFRecordDataset(path).reduce(
+        tf.constant(0, tf.int64), lambda count, _: count + 1))
+  return [counts[path] for path in files]
+
+
+def _epoch_records(files, epoch, seed, shuffle_buffer_size):
+  """The raw records of one pass over `files`: the files in an order drawn
+  for (seed, epoch), interleaved, then each window of `shuffle_buffer_size`
+  consecutive records permuted by keys drawn for (seed, epoch, window).
+
+  Stateless throughout (no `Dataset.shuffle`, whose seed cannot be a tensor
+  under a global seed): the same epoch gives the same records wherever the
+  stream is entered.
+  """
+  seeds = tf.stack([tf.constant(seed, tf.int64), tf.cast(epoch, tf.int64)])
+  order = tf.random.experimental.stateless_shuffle(tf.range(len(files)),
+                                                   seed=seeds)
+  records = tf.data.Dataset.from_tensor_slices(
+      tf.gather(tf.constant(files), order)).interleave(
+          tf.data.TFRecordDataset,
+          cycle_length=min(len(files), _MAX_CYCLE_LENGTH), block_length=1,
+          num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
+
+  def permuted(window_index, window):
+    keys = tf.random.stateless_uniform(
+        tf.shape(window), seed=tf.random.experimental.stateless_fold_in(
+            seeds, window_index))
+    return tf.gather(window, tf.argsort(keys))
+
+  return records.batch(shuffle_buffer_size).enumerate().map(
+      permuted, num_parallel_calls=tf.data.AUTOTUNE,
+      deterministic=True).unbatch()
+
+
+def record_stream(files: Sequence[str], seed: int, shuffle_buffer_size: int,
+                  skip_records: int = 0,
+                  counts: Optional[Sequence[int]] = None) -> tf.data.Dataset:
+  """The endless training stream of raw records, from record `skip_records`.
+
+  Epoch e is a pass over every file (`_epoch_records`): its file order and
+  the permutation of each window of `shuffle_buffer_size` records are drawn
+  for (seed, e) alone. So the stream from any record is known by arithmetic:
+  whole epochs are skipped by their record counts (`record_counts`), and only
+  the records of the first epoch before the start are read (raw bytes, never
+  parsed), which costs at most one epoch's read whatever the step.
+
+  Args:
+    files: the record files of this input pipeline.
+    seed: the stream's seed.
+    shuffle_buffer_size: records in each shuffled window.
+    skip_records: records of the stream already consumed.
+    counts: `record_counts(files)`, if known.
+
+  Returns:
+    An endless `tf.data.Dataset` of serialized records.
+  """
+  counts = record_counts(files) if counts is None else counts
+  per_epoch = sum(counts)
+  if not per_epoch:
+    raise PretrainingDataError(
+        f"{os.path.commonpath(files)}: no records in {len(files)} files: "
+        "rebuild the data")
+  first_epoch, offset = divmod(skip_records, per_epoch)
+  rest = tf.data.Dataset.range(first_epoch + 1, _NO_END).flat_map(
+      lambda epoch: _epoch_records(files, epoch, seed, shuffle_buffer_size))
+  return _epoch_records(files, first_epoch, seed,
+                        shuffle_buffer_size).skip(offset).concatenate(rest)
+
+
 def pretraining_dataset(
     file_pattern: Union[str, Sequence[str]], global_batch_size: int,
     max_seq_length: int, vocab_size: Optional[int] = None,
@@ -203,12 +287,18 @@ def pretraining_dataset(
     shuffle_buffer_size: int = 10000, seed: Optional[int] = None,
     repeat: bool = True, shuffle: bool = True,
     vocab_file: Optional[str] = None,
-    verify_checksums: bool = False) -> tf.data.Dataset:
+    verify_checksums: bool = False,
+    skip_batches: int = 0) -> tf.data.Dataset:
   """Batches of pretraining inputs.
 
-  Files are split between input pipelines (`input_context`), shuffled,
-  repeated, interleaved, then records are shuffled, batched (incomplete
-  batches dropped) and parsed.
+  Files are split between input pipelines (`input_context`). Training
+  (`repeat` and `shuffle`, with a `seed`) reads `record_stream`: epochs of
+  reshuffled files and records (each window of `shuffle_buffer_size`
+  records permuted) whose every position is known by arithmetic, so
+  `skip_batches` costs at most one epoch's raw read. Otherwise files are
+  shuffled (`shuffle`), interleaved, records shuffled, and read once or
+  forever (`repeat`). Then records are batched (incomplete batches dropped)
+  and parsed.
 
   Args:
     file_pattern: see `resolve_files`.
@@ -218,7 +308,8 @@ def pretraining_dataset(
       None skips the check.
     input_context: from `strategy.distribute_datasets_from_function`; the
       batch is then per replica.
-    shuffle_buffer_size: records in the shuffle buffer.
+    shuffle_buffer_size: records in the shuffle buffer (a training stream
+      permutes each window of this many records).
     seed: seed of file and record shuffling; with it the order is repeatable.
     repeat: cycle forever (training) or read once (evaluation).
     shuffle: shuffle files and records.
@@ -226,6 +317,8 @@ def pretraining_dataset(
       built with (see `check_files`); None skips the check.
     verify_checksums: also compare every shard's sha256 with
       `dataset_info.json` (reads the data once; see `check_files`).
+    skip_batches: batches of this pipeline already consumed (a resumed run);
+      training streams only.
 
   Returns:
     A dataset of dicts `input_word_ids`, `input_mask`, `input_type_ids`:
@@ -242,6 +335,7 @@ def pretraining_dataset(
               verify_checksums)
   batch_size = global_batch_size
   dataset = tf.data.Dataset.from_tensor_slices(files)
+  pipeline_files = list(files)
   if input_context is not None:
     batch_size = input_context.get_per_replica_batch_size(global_batch_size)
     if input_context.num_input_pipelines > 1:
@@ -252,16 +346,25 @@ def pretraining_dataset(
             "the number of input pipelines")
       dataset = dataset.shard(input_context.num_input_pipelines,
                               input_context.input_pipeline_id)
-  if shuffle:
-    dataset = dataset.shuffle(len(files), seed=seed)
-  if repeat:
-    dataset = dataset.repeat()
-  dataset = dataset.interleave(
-      tf.data.TFRecordDataset,
-      cycle_length=min(len(files), _MAX_CYCLE_LENGTH),
-      num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
-  if shuffle:
-    dataset = dataset.shuffle(shuffle_buffer_size, seed=seed)
+      pipeline_files = pipeline_files[
+          input_context.input_pipeline_id::input_context.num_input_pipelines]
+  if repeat and shuffle and seed is not None:
+    dataset = record_stream(pipeline_files, seed, shuffle_buffer_size,
+                            skip_records=skip_batches * batch_size)
+  else:
+    if skip_batches:
+      raise ValueError("skip_batches needs a seeded, repeated, shuffled "
+                       "training stream")
+    if shuffle:
+      dataset = dataset.shuffle(len(files), seed=seed)
+    if repeat:
+      dataset = dataset.repeat()
+    dataset = dataset.interleave(
+        tf.data.TFRecordDataset,
+        cycle_length=min(len(files), _MAX_CYCLE_LENGTH),
+        num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
+    if shuffle:
+      dataset = dataset.shuffle(shuffle_buffer_size, seed=seed)
   dataset = dataset.batch(batch_size, drop_remainder=True)
   dataset = dataset.map(
       lambda records: pretraining_features.parse_examples(records,

@@ -146,7 +146,8 @@ def run_pretraining(
     keep_checkpoint_max: checkpoints kept.
     steps_per_execution: steps per `tf.function` call (and per log record).
     print_every_steps: stdout cadence.
-    shuffle_buffer_size: records in the shuffle buffer.
+    shuffle_buffer_size: records in the shuffle buffer (a training stream
+      permutes each window of this many records).
     seed: seed of initialisation, data order, masking, sampling and dropout.
     stop_after_steps: end this run (with a checkpoint) at this step.
     init_checkpoint: weights to start from (no optimizer state), for a fresh

@@ -2,13 +2,14 @@
 
 `Model.fit` makes its own iterator from the dataset it is given, and that
 iterator cannot be reached to checkpoint it (and multi-device iterators cannot
-be saved at all). Instead the stream is a pure function of the seed: files and
-records are shuffled with fixed seeds, so the dataset yields the same batches
-in the same order every time it is built, and a resumed run skips the batches
-the steps already done consumed. The skipped batches are read and parsed but
-not trained on: measured 60,000-100,000 examples/s on 2 busy CPU cores
-(64-token records), so resuming ELECTRA-Small at step 500K (64M examples)
-spends roughly 10-20 minutes catching up, less on a many-core host.
+be saved at all). Instead the stream is a pure function of the seed
+(`pretraining_dataloader.record_stream`): epoch e reads the files in an order
+drawn for (seed, e) and permutes each window of `shuffle_buffer_size` records
+by keys drawn for (seed, e), so the position of any step is known by
+arithmetic. A resumed run skips the epochs already trained by their record
+counts (`dataset_info.json`'s `shard_examples`) and reads only the part of the
+current epoch before its step, raw (not parsed): the time to its first new
+step is at most one epoch's read, whatever the step.
 """
 
 from official_electra.data import pretraining_dataloader
@@ -33,19 +34,19 @@ def make_dataset_fn(train_data, global_batch_size, max_seq_length, vocab_size,
     seed: the shuffling seed (the same on every restart).
     completed_steps: steps already trained (the restored step counter).
     num_replicas_in_sync: the strategy's replica count.
-    shuffle_buffer_size: records in the shuffle buffer.
+    shuffle_buffer_size: records in the shuffle buffer (a training stream
+      permutes each window of this many records).
 
   Returns:
     `InputContext -> tf.data.Dataset` of per-replica batches.
   """
 
   def dataset_fn(input_context):
-    dataset = pretraining_dataloader.pretraining_dataset(
+    return pretraining_dataloader.pretraining_dataset(
         train_data, global_batch_size, max_seq_length, vocab_size=vocab_size,
         input_context=input_context, shuffle_buffer_size=shuffle_buffer_size,
-        seed=seed)
-    return dataset.skip(consumed_batches_per_pipeline(
-        completed_steps, num_replicas_in_sync,
-        input_context.num_input_pipelines))
+        seed=seed, skip_batches=consumed_batches_per_pipeline(
+            completed_steps, num_replicas_in_sync,
+            input_context.num_input_pipelines))
 
   return dataset_fn

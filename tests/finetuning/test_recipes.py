@@ -6,10 +6,7 @@ the paper's Table 7; none is computed by the code under test.
 """
 
 import json
-import os
 import re
-import subprocess
-import sys
 
 import gin
 import numpy as np
@@ -26,10 +23,9 @@ from official_electra.finetuning import tasks
 from official_electra.finetuning import trainer
 from official_electra.optimization import layerwise_decay
 from official_electra.tokenization import wordpiece_tokenizer
+from tests import module_run
 from tests.finetuning import recipes_distributed_run as step_run
 
-_REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__))))
 
 # configure_finetuning.FinetuningConfig.__init__: learning_rate = 1e-4,
 # layerwise_lr_decay = 0.8; model_size "large": 5e-5 and 0.9.
@@ -204,12 +200,7 @@ def test_one_device_step_is_the_summed_gradient_clipped_to_norm_one():
 
 @pytest.fixture(scope="module")
 def two_replica_steps():
-  completed = subprocess.run(
-      [sys.executable, "-m", "tests.finetuning.recipes_distributed_run"],
-      cwd=_REPO_ROOT, capture_output=True, text=True, timeout=300,
-      env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"))
-  assert completed.returncode == 0, completed.stderr[-3000:]
-  return json.loads(completed.stdout.splitlines()[-1])
+  return module_run.last_json_line("tests.finetuning.recipes_distributed_run")
 
 
 def test_two_replicas_sum_the_losses_of_the_global_batch(two_replica_steps):

@@ -582,10 +582,18 @@ class ElectraPretrainer(tf_keras.Model):
               {name: part(tensor) for name, tensor in masking.items()},
               seeds + offset)
 
-    # The first micro-batch outside the loop builds the variables.
-    inputs, micro_masking, micro_seeds = micro_batch(0)
-    gradients, variables, loss = self._micro_batch_gradients(
-        inputs, stage, micro_masking, denominators, micro_seeds)
+    if self.built:
+      # One copy of the micro-batch's graph: every micro-batch in the loop.
+      variables = self._trained_variables(stage)
+      first = 0
+      gradients = [tf.zeros_like(variable) for variable in variables]
+      loss = tf.constant(0.0, tf.float32)
+    else:
+      # The first micro-batch outside the loop builds the variables.
+      first = 1
+      inputs, micro_masking, micro_seeds = micro_batch(0)
+      gradients, variables, loss = self._micro_batch_gradients(
+          inputs, stage, micro_masking, denominators, micro_seeds)
 
     def body(index, sums, total):
       inputs, micro_masking, micro_seeds = micro_batch(index)
@@ -596,7 +604,7 @@ class ElectraPretrainer(tf_keras.Model):
 
     _, gradients, loss = tf.while_loop(
         lambda index, sums, total: index < steps, body,
-        (tf.constant(1), gradients, loss))
+        (tf.constant(first), gradients, loss))
     return gradients, variables, loss
 
   def test_step(self, data):

@@ -5,18 +5,11 @@ loss), so any number of replicas takes the step one device takes. The records
 are random tokens, all maskable; each replica draws its own masks.
 """
 
-import json
-import os
-import subprocess
-import sys
-
 import pytest
 import tensorflow as tf
 
+from tests import module_run
 from tests.modeling.models import clipping_run
-
-_REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.dirname(os.path.abspath(__file__)))))
 
 
 def test_one_device_step_is_the_gradient_clipped_to_norm_one():
@@ -36,12 +29,7 @@ def test_one_device_step_is_the_gradient_clipped_to_norm_one():
 
 @pytest.fixture(scope="module")
 def two_replica_steps():
-  completed = subprocess.run(
-      [sys.executable, "-m", "tests.modeling.models.clipping_run"],
-      cwd=_REPO_ROOT, capture_output=True, text=True, timeout=300,
-      env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"))
-  assert completed.returncode == 0, completed.stderr[-3000:]
-  return json.loads(completed.stdout.splitlines()[-1])
+  return module_run.last_json_line("tests.modeling.models.clipping_run")
 
 
 def test_two_replicas_sum_their_gradients_then_clip_once(two_replica_steps):
