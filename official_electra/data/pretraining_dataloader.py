@@ -246,8 +246,7 @@ def _epoch_records(files, epoch, seed, shuffle_buffer_size):
 
 
 def record_stream(files: Sequence[str], seed: int, shuffle_buffer_size: int,
-                  skip_records: int = 0,
-                  counts: Optional[Sequence[int]] = None) -> tf.data.Dataset:
+                  skip_records: int = 0) -> tf.data.Dataset:
   """The endless training stream of raw records, from record `skip_records`.
 
   Epoch e is a pass over every file (`_epoch_records`): its file order and
@@ -262,13 +261,11 @@ def record_stream(files: Sequence[str], seed: int, shuffle_buffer_size: int,
     seed: the stream's seed.
     shuffle_buffer_size: records in each shuffled window.
     skip_records: records of the stream already consumed.
-    counts: `record_counts(files)`, if known.
 
   Returns:
     An endless `tf.data.Dataset` of serialized records.
   """
-  counts = record_counts(files) if counts is None else counts
-  per_epoch = sum(counts)
+  per_epoch = sum(record_counts(files))
   if not per_epoch:
     raise PretrainingDataError(
         f"{os.path.commonpath(files)}: no records in {len(files)} files: "

@@ -10,8 +10,6 @@ from absl import logging
 import tensorflow as tf
 import tf_keras
 
-from official_electra.training import flops
-
 METRICS_LOG_FILE = "train_metrics.jsonl"
 
 
@@ -34,21 +32,18 @@ class TrainingLogger(tf_keras.callbacks.Callback):
     model_dir: where logs go (None: stdout only, for non-chief workers).
     global_batch_size: examples per step.
     seq_length: tokens per example.
-    train_flops_per_example: `PretrainingFlops.train_per_example`, or a
-      `flops.TrainFlopsSchedule` (a step cost that changes, Two-Stage).
+    train_flops: the run's `flops.TrainFlopsSchedule` (cumulative training
+      FLOPs of the global batch at each step).
     print_every_steps: stdout cadence.
   """
 
   def __init__(self, model_dir, global_batch_size, seq_length,
-               train_flops_per_example, print_every_steps=100):
+               train_flops, print_every_steps=100):
     super().__init__()
     self._model_dir = model_dir
     self._global_batch_size = global_batch_size
     self._seq_length = seq_length
-    if isinstance(train_flops_per_example, (int, float)):
-      train_flops_per_example = flops.TrainFlopsSchedule(
-          global_batch_size * train_flops_per_example)
-    self._train_flops = train_flops_per_example
+    self._train_flops = train_flops
     self._print_every_steps = max(1, print_every_steps)
     self._writer = None
     self._log_file = None
