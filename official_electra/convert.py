@@ -16,9 +16,10 @@
       [--tf1_output_prefix=tf1/model.ckpt]
 
 An import writes `<output_dir>/ckpt-0` in the project's checkpoint layout, with
-`encoder_config.json` (the discriminator) and/or `generator_config.json` beside
-it, and `vocab.txt` when `--vocab_file` is given; `official_electra.train` and
-`official_electra.finetune` take it as `--init_checkpoint`. The TF1
+`model_config.json` beside it (the towers imported, their heads, the
+vocabulary's ids and case) and `vocab.txt` when `--vocab_file` is given;
+`official_electra.train` and `official_electra.finetune` take it as
+`--init_checkpoint`, and `official_electra.export` exports it. The TF1
 architecture comes from `--model_size` or the two `--*_config_json` files (an
 `EncoderConfig` as JSON). See docs/checkpoints.md.
 """
@@ -62,7 +63,7 @@ def define_flags():
                       "copied beside the import; its [MASK] etc. set the "
                       "pretrainer's masking ids (BERT's ids when absent).")
   flags.DEFINE_bool("lower_case", True, "Whether the vocabulary is uncased "
-                    "(recorded in architecture.json for the export).")
+                    "(recorded in model_config.json for the export).")
   flags.DEFINE_string("checkpoint", None, "Our checkpoint (model_dir or "
                       "prefix) to export.")
   flags.DEFINE_string("hf_output_dir", None, "New directory for the exported "

@@ -107,9 +107,10 @@ def _parse_gin(gin_files, gin_params):
 def resolve_encoder_config(init_checkpoint):
   """The encoder to fine-tune: the one recorded beside `init_checkpoint`.
 
-  A checkpoint folder that records its architecture (`architecture.json` from
-  pretraining, `encoder_config.json` from a discriminator-only conversion)
-  decides it; `glue_encoder.*` bindings are then only checked against it.
+  A checkpoint folder that records its model (`model_config.json`, written
+  by pretraining, conversion and fine-tuning; or a legacy
+  `architecture.json` / `encoder_config.json`) decides it; `glue_encoder.*`
+  bindings are then only checked against it.
   Without a recorded architecture (no checkpoint: random initialisation, or a
   bare checkpoint prefix), the `glue_encoder.*` bindings decide (defaults:
   ELECTRA-Small).

@@ -58,7 +58,7 @@ def make_exports(work_dir, model, vocab_file, seq_len, discriminator=True,
   from official_electra.serving import classifier_export  # pylint: disable=g-import-not-at-top
   from official_electra.serving import pretraining_export  # pylint: disable=g-import-not-at-top
   from official_electra.tokenization import wordpiece_tokenizer  # pylint: disable=g-import-not-at-top
-  from official_electra.training import architecture as architecture_lib  # pylint: disable=g-import-not-at-top
+  from official_electra.modeling import model_config as model_config_lib  # pylint: disable=g-import-not-at-top
 
   tokenizer = wordpiece_tokenizer.WordpieceTokenizer(vocab_file,
                                                      lower_case=True)
@@ -69,16 +69,15 @@ def make_exports(work_dir, model, vocab_file, seq_len, discriminator=True,
                      f"model's {config.max_position_embeddings} positions")
   tf_keras.utils.set_random_seed(0)
   towers = electra_parts.build_model(
-      config, config.scaled(shapes.generator_fraction(model)),
-      special_token_ids)
+      config, config.scaled(shapes.generator_fraction(model)))
   model_dir = os.path.join(work_dir, "pretrained")
   checkpoint_dir.write_checkpoint_dir(towers, model_dir, special_token_ids,
                                       vocab_file, lower_case=True)
   # The text signatures pack to the run's max_seq_length; a conversion
   # records the position table's length (512), a run its own: ours is seq_len.
-  architecture = architecture_lib.read_architecture(model_dir)
-  architecture_lib.write_architecture(
-      model_dir, dataclasses.replace(architecture, max_seq_length=seq_len))
+  recorded = model_config_lib.read_model_config(model_dir)
+  model_config_lib.write_model_config(
+      model_dir, dataclasses.replace(recorded.model, max_seq_length=seq_len))
   exports = Exports(discriminator=None, classifiers={}, classifier_heads={},
                     hf_dir=os.path.join(work_dir, "hf_discriminator"))
   converters.export_hf(model_dir, hf_output_dir=exports.hf_dir)

@@ -2,17 +2,16 @@
 
 An imported directory holds `ckpt-0.*` and `checkpoint` (written by a
 `tf.train.CheckpointManager`, so `--init_checkpoint=DIR` finds it),
-`vocab.txt` when a vocabulary was given, and the architecture:
+`vocab.txt` when a vocabulary was given, and `model_config.json`
+(`modeling/model_config.py`): the towers imported, their heads, the
+vocabulary's special-token ids and case. It has no pretraining section: an
+import is no pretraining run, so pretraining starts from it with
+`--init_checkpoint` into a new model_dir, and fine-tuning, the exports and
+conversion read it like any model_dir.
 
-- with both towers, whose generator is sized from the discriminator's config
-  by a width and depth fraction as the original sizes it (as every ELECTRA
-  model; `EncoderConfig.scaled`), `architecture.json` in the format
-  `official_electra.train` writes (`training/architecture.py`): the
-  directory is then a pretraining model_dir like any other;
-- otherwise `encoder_config.json` (the discriminator's `EncoderConfig`) and/or
-  `generator_config.json` (the generator's).
-
-Reading accepts either, so a training run's model_dir exports too.
+Reading accepts any folder with a model config (or a legacy
+`architecture.json` / `encoder_config.json`), so a training run's model_dir
+converts too.
 """
 
 import json
@@ -25,42 +24,9 @@ import tensorflow as tf
 from official_electra.conversion import electra_parts
 from official_electra.modeling import checkpoints
 from official_electra.modeling import encoder_config as encoder_config_lib
-from official_electra.training import architecture as architecture_lib
+from official_electra.modeling import model_config as model_config_lib
 
-DISCRIMINATOR_CONFIG_FILE = checkpoints.ENCODER_CONFIG_FILE
-GENERATOR_CONFIG_FILE = "generator_config.json"
-VOCAB_FILE = "vocab.txt"
-# Settings of architecture.json that are not weights: the paper's masking
-# rate; the sequence length is the longest the position table allows.
-_MASK_PROB = 0.15
-
-
-def pretraining_architecture(discriminator_config, generator_config,
-                             special_token_ids, lower_case):
-  """The training `PretrainingArchitecture` of two towers, or None.
-
-  None when a tower is absent or the generator is not what
-  `EncoderConfig.scaled` (the original's `get_generator_config`) makes of the
-  discriminator's config at some width and depth fraction.
-  """
-  if discriminator_config is None or generator_config is None:
-    return None
-  hidden_fraction = (generator_config.hidden_size /
-                     discriminator_config.hidden_size)
-  layers_fraction = (generator_config.num_layers /
-                     discriminator_config.num_layers)
-  if not (0 < hidden_fraction <= 1 and 0 < layers_fraction <= 1):
-    return None
-  if discriminator_config.scaled(hidden_fraction,
-                                 layers_fraction) != generator_config:
-    return None
-  return architecture_lib.PretrainingArchitecture(
-      encoder=discriminator_config, generator_hidden_fraction=hidden_fraction,
-      generator_layers_fraction=layers_fraction, objective="electra",
-      uniform_generator=False,
-      max_seq_length=discriminator_config.max_position_embeddings,
-      mask_prob=_MASK_PROB, special_token_ids=dict(special_token_ids),
-      lower_case=lower_case)
+VOCAB_FILE = checkpoints.VOCAB_FILE
 
 
 def write_checkpoint_dir(model, output_dir, special_token_ids, vocab_file=None,
@@ -73,9 +39,9 @@ def write_checkpoint_dir(model, output_dir, special_token_ids, vocab_file=None,
   Args:
     model: A built model (`electra_parts.build_model`).
     output_dir: A path that does not exist yet (or an empty folder).
-    special_token_ids: `{token: id}` recorded in `architecture.json`.
+    special_token_ids: `{token: id}` recorded in `model_config.json`.
     vocab_file: Copied in as `vocab.txt` when given.
-    lower_case: Whether the vocabulary is uncased (for `architecture.json`).
+    lower_case: Whether the vocabulary is uncased (recorded there too).
 
   Returns:
     The checkpoint prefix, `<output_dir>/ckpt-0`.
@@ -88,17 +54,8 @@ def write_checkpoint_dir(model, output_dir, special_token_ids, vocab_file=None,
     manager = tf.train.CheckpointManager(
         tf.train.Checkpoint(model=model), staging, max_to_keep=1)
     manager.save(checkpoint_number=0)
-    configs = electra_parts.model_configs(model)
-    architecture = pretraining_architecture(*configs, special_token_ids,
-                                            lower_case)
-    if architecture is not None:
-      architecture_lib.write_architecture(staging, architecture)
-    else:
-      for config, file_name in zip(configs, (DISCRIMINATOR_CONFIG_FILE,
-                                             GENERATOR_CONFIG_FILE)):
-        if config is not None:
-          with open(os.path.join(staging, file_name), "w") as config_file:
-            config_file.write(config.to_json() + "\n")
+    model_config_lib.write_model_config(staging, electra_parts.model_config(
+        *electra_parts.model_configs(model), special_token_ids, lower_case))
     if vocab_file is not None:
       shutil.copyfile(vocab_file, os.path.join(staging, VOCAB_FILE))
     os.replace(staging, output_dir)
@@ -124,35 +81,24 @@ def read_config_file(path):
 
 
 def read_configs(directory):
-  """`(discriminator_config, generator_config)` of a checkpoint directory.
-
-  Reads `architecture.json` (written by training or by an import), else
-  `encoder_config.json` / `generator_config.json`; an absent tower is None.
-  """
-  architecture_path = os.path.join(directory,
-                                   architecture_lib.ARCHITECTURE_FILE)
-  if os.path.isfile(architecture_path):
-    try:
-      architecture = architecture_lib.read_architecture(directory)
-    except (ValueError, TypeError, KeyError) as error:
-      raise electra_parts.ConversionError(
-          f"{architecture_path}: unreadable ({error})") from None
-    if architecture.objective not in ("electra", "electra_15"):
-      raise electra_parts.ConversionError(
-          f"{architecture_path}: objective {architecture.objective!r} has no "
-          "replaced-token-detection head; only ELECTRA checkpoints convert")
-    return architecture.encoder, architecture.generator_config()
-  paths = [os.path.join(directory, file_name) for file_name in
-           (DISCRIMINATOR_CONFIG_FILE, GENERATOR_CONFIG_FILE)]
-  configs = tuple(read_config_file(path) if os.path.isfile(path) else None
-                  for path in paths)
-  if configs == (None, None):
+  """`(discriminator_config, generator_config)` of a checkpoint directory
+  (from its model config; an absent tower is None)."""
+  try:
+    recorded = model_config_lib.require_model_config(
+        directory, "official_electra.convert")
+  except model_config_lib.ModelConfigError as error:
+    raise electra_parts.ConversionError(str(error)) from None
+  model = recorded.model
+  if model.discriminator is not None and "discriminator" not in model.heads:
     raise electra_parts.ConversionError(
-        f"{directory} has no {architecture_lib.ARCHITECTURE_FILE}, "
-        f"{DISCRIMINATOR_CONFIG_FILE} or {GENERATOR_CONFIG_FILE}; pass a "
-        "directory written by official_electra.convert or "
-        "official_electra.train")
-  return configs
+        f"{recorded.path}: the model has no replaced-token-detection head "
+        f"(heads {list(model.heads)}); only ELECTRA checkpoints convert")
+  if model.generator is not None and not model.tie_embeddings:
+    raise electra_parts.ConversionError(
+        f"{recorded.path}: the generator has its own embeddings (Two-Stage); "
+        "the original's layout shares one block: only ELECTRA checkpoints "
+        "with tied embeddings convert")
+  return model.discriminator, model.generator
 
 
 def load_checkpoint_dir(path):
@@ -175,12 +121,11 @@ def load_checkpoint_dir(path):
     raise electra_parts.ConversionError(str(error)) from None
   model = electra_parts.build_model(*read_configs(os.path.dirname(prefix)))
   try:
-    status = tf.train.Checkpoint(model=model).read(prefix)
-    status.assert_existing_objects_matched()
+    model.restore(prefix)
   except (ValueError, AssertionError, tf.errors.InvalidArgumentError) as error:
     raise electra_parts.ConversionError(
         f"{prefix} does not fit the architecture beside it "
-        f"({checkpoints.first_line(error)}); check that the JSON files belong "
-        "to this checkpoint") from None
-  status.expect_partial()
+        f"({checkpoints.first_line(error)}); check that its "
+        f"{model_config_lib.MODEL_CONFIG_FILE} belongs to this checkpoint"
+        ) from None
   return model

@@ -67,8 +67,7 @@ def import_hf(hf_dir, hf_generator_dir, output_dir, vocab_file=None,
   special_token_ids = electra_parts.special_token_ids_from(
       vocab_file, next(iter(configs.values())).vocab_size)
   model = electra_parts.build_model(
-      configs.get("discriminator"), configs.get("generator"),
-      special_token_ids)
+      configs.get("discriminator"), configs.get("generator"))
   weights = {}
   for tower, (_, state) in sources.items():
     names = [slot.name for slot in tf1_names.tower_slots(model, tower)]
@@ -121,7 +120,7 @@ def import_tf1(tf1_checkpoint, discriminator_config, generator_config,
       vocab_file, (discriminator_config or generator_config).vocab_size)
   model = electra_parts.build_model(
       discriminator_config if has_discriminator else None,
-      generator_config if has_generator else None, special_token_ids)
+      generator_config if has_generator else None)
   tf1_names.assign_weights(model, weights, tf1_checkpoint)
   return checkpoint_dir.write_checkpoint_dir(
       model, output_dir, special_token_ids, vocab_file, lower_case)

@@ -1,31 +1,23 @@
 """The towers a converted checkpoint holds, and the conversion error.
 
 A converted checkpoint uses the project's one layout,
-`tf.train.Checkpoint(model=...)` (see `modeling/checkpoints.py`): with both
-towers, `model` is an `ElectraPretrainer`; with one tower only, it is a
-container whose attributes have the pretrainer's names
+`tf.train.Checkpoint(model=ElectraModel)` (see `modeling/checkpoints.py`):
+the weights-only model with the towers present and each tower's head
 (`discriminator_network`, `discriminator_head`, `generator_network`,
-`generator_head`), so the discriminator restores the same way in both cases.
+`generator_head`), so the discriminator restores the same way whatever wrote
+the checkpoint.
 """
 
 import os
 
-import tensorflow as tf
-
 from official_electra.modeling import encoder_config as encoder_config_lib
-from official_electra.modeling.layers import discriminator_head
-from official_electra.modeling.layers import masked_lm_head
-from official_electra.modeling.models import electra_pretrainer
+from official_electra.modeling import model_config as model_config_lib
+from official_electra.modeling.models import electra_model
 from official_electra.tokenization import vocabulary
 
 # BERT's uncased vocabulary: [PAD] 0, [UNK] 100, [CLS] 101, [SEP] 102,
-# [MASK] 103. Used for the pretrainer's masking ids when no vocabulary is
-# given; they do not affect the weights.
-BERT_SPECIAL_TOKEN_IDS = {"[PAD]": 0, "[UNK]": 100, "[CLS]": 101, "[SEP]": 102,
-                          "[MASK]": 103}
-# The pretrainer's masking slots per sequence; not a weight, only needed to
-# build it (train.py sets its own when it restores).
-_MAX_PREDICTIONS_PER_SEQ = 20
+# [MASK] 103. Recorded when no vocabulary is given.
+BERT_SPECIAL_TOKEN_IDS = model_config_lib.BERT_SPECIAL_TOKEN_IDS
 # Names shown per problem line; the count is always exact.
 _MAX_LISTED_NAMES = 50
 
@@ -59,73 +51,38 @@ def raise_if_mismatched(headline, missing, unexpected, mismatched):
     raise ConversionError("\n".join([headline] + lines))
 
 
-class ElectraTowers(tf.Module):
-  """One tower of ELECTRA with its head, under the pretrainer's attribute names.
-
-  Args:
-    discriminator_network: An `ElectraEncoder` or None.
-    discriminator_head: Its `DiscriminatorHead` or None.
-    generator_network: An `ElectraEncoder` or None.
-    generator_head: Its `MaskedLMHead` or None.
-  """
-
-  def __init__(self, discriminator_network=None, discriminator_head=None,
-               generator_network=None, generator_head=None):
-    super().__init__(name="electra_towers")
-    if discriminator_network is not None:
-      self.discriminator_network = discriminator_network
-      self.discriminator_head = discriminator_head
-    if generator_network is not None:
-      self.generator_network = generator_network
-      self.generator_head = generator_head
-
-
-def build_model(discriminator_config, generator_config, special_token_ids=None):
+def build_model(discriminator_config, generator_config):
   """Builds (and creates the variables of) the towers the configs ask for.
 
   Args:
     discriminator_config: `EncoderConfig` of the discriminator, or None.
     generator_config: `EncoderConfig` of the generator, or None; with both,
       the two share one embedding block (the discriminator's shapes).
-    special_token_ids: `{token: id}` of `[PAD] [UNK] [CLS] [SEP] [MASK]` for
-      the pretrainer's masking; `BERT_SPECIAL_TOKEN_IDS` when None.
 
   Returns:
-    An `ElectraPretrainer` when both configs are given, else `ElectraTowers`.
+    An `ElectraModel` with each tower's head.
   """
   if discriminator_config is None and generator_config is None:
     raise ConversionError("nothing to convert: neither a discriminator nor a "
                           "generator was given")
   if discriminator_config is not None and generator_config is not None:
     _check_shared_embeddings(discriminator_config, generator_config)
-  ids = dict(special_token_ids or BERT_SPECIAL_TOKEN_IDS)
-  embeddings = encoder_config_lib.build_embeddings(
-      discriminator_config or generator_config)
-  discriminator = generator = None
-  if discriminator_config is not None:
-    discriminator = encoder_config_lib.build_encoder(
-        discriminator_config, embeddings, "discriminator")
-  if generator_config is not None:
-    generator = encoder_config_lib.build_encoder(
-        generator_config, embeddings, "generator")
-  if discriminator is not None and generator is not None:
-    model = electra_pretrainer.ElectraPretrainer(
-        discriminator, generator, mask_token_id=ids["[MASK]"],
-        excluded_token_ids=[ids[token] for token in
-                            ("[PAD]", "[CLS]", "[SEP]", "[MASK]")],
-        max_predictions_per_seq=_MAX_PREDICTIONS_PER_SEQ,
-        initializer_range=discriminator_config.initializer_range)
-  elif discriminator is not None:
-    model = ElectraTowers(
-        discriminator, discriminator_head.DiscriminatorHead(
-            discriminator_config.hidden_size, name="discriminator_predictions"))
-  else:
-    model = ElectraTowers(
-        generator_network=generator,
-        generator_head=masked_lm_head.MaskedLMHead(
-            embeddings, name="generator_predictions"))
-  _create_variables(model)
-  return model
+  return electra_model.ElectraModel.from_config(
+      model_config(discriminator_config, generator_config)).build()
+
+
+def model_config(discriminator_config, generator_config,
+                 special_token_ids=None, lower_case=True):
+  """The `ModelConfig` of an import: the towers given, each with its head,
+  tied embeddings, sequences as long as the position table."""
+  main = discriminator_config or generator_config
+  heads = (("discriminator",) if discriminator_config else ()) + (
+      ("generator",) if generator_config else ())
+  return model_config_lib.ModelConfig(
+      discriminator=discriminator_config, generator=generator_config,
+      tie_embeddings=True, heads=heads,
+      special_token_ids=dict(special_token_ids or BERT_SPECIAL_TOKEN_IDS),
+      lower_case=lower_case, max_seq_length=main.max_position_embeddings)
 
 
 def _check_shared_embeddings(discriminator_config, generator_config):
@@ -140,17 +97,6 @@ def _check_shared_embeddings(discriminator_config, generator_config):
         "the generator and discriminator share one embedding block, but their "
         f"configs differ ({'; '.join(differing)}); pass the generator and "
         "discriminator of the same ELECTRA model")
-
-
-def _create_variables(model):
-  inputs = {key: tf.zeros([1, 2], tf.int32) for key in
-            ("input_word_ids", "input_mask", "input_type_ids")}
-  for network_name, head_name in (
-      ("discriminator_network", "discriminator_head"),
-      ("generator_network", "generator_head")):
-    network = getattr(model, network_name, None)
-    if network is not None:
-      getattr(model, head_name)(network(inputs)["sequence_output"])
 
 
 def model_configs(model):

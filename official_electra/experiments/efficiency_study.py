@@ -20,7 +20,7 @@ Layout of `output_dir`:
     vocab.txt, data/                 the corpus's vocabulary and records
     pretrain/<variant>/              a pretraining model_dir (resumable)
         kept/step_<N>/               the checkpoint at one fraction, with its
-                                     architecture.json, vocab.txt and the
+                                     model_config.json, vocab.txt and the
                                      pretraining metrics at that step
     finetune/<encoder>/<TASK>/seed_<s>/   fine-tuning runs (resumable)
     probe/<encoder>/<TASK>.json      linear-probe dev metrics
@@ -154,7 +154,7 @@ def _keep_checkpoint(model_dir, step, metrics):
   prefix = f"ckpt-{step}"
   names = [os.path.basename(path) for path in
            tf.io.gfile.glob(os.path.join(model_dir, prefix + ".*"))]
-  names += [checkpoints.ARCHITECTURE_FILE, pretraining_run.VOCAB_FILE]
+  names += [checkpoints.MODEL_CONFIG_FILE, pretraining_run.VOCAB_FILE]
   for name in names:
     tf.io.gfile.copy(os.path.join(model_dir, name),
                      os.path.join(staging, name), overwrite=True)

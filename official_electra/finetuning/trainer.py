@@ -41,6 +41,7 @@ from official_electra.finetuning import resumable_training
 from official_electra.finetuning import tasks
 from official_electra.modeling import checkpoints
 from official_electra.modeling import encoder_config as encoder_config_lib
+from official_electra.modeling import model_config as model_config_lib
 from official_electra.modeling.models import electra_classifier
 from official_electra.optimization import layerwise_decay
 from official_electra.optimization import optimizer_factory
@@ -226,13 +227,19 @@ def _compile(classifier, task, hyperparameters, num_train_steps):
 
 def save_finetuned_model(classifier, run_dir, task, encoder_config,
                        hyperparameters, tokenizer):
-  """The checkpoint and what export needs to rebuild and tokenize."""
+  """The checkpoint and what export needs to rebuild and tokenize: the
+  project's model config (the encoder, the vocabulary's ids and case, the
+  sequence length) and `finetuned_model.json` (the task's head)."""
   tf.train.Checkpoint(classifier=classifier).write(
       os.path.join(run_dir, CHECKPOINT_PREFIX))
   shutil.copyfile(tokenizer.vocab_file, os.path.join(run_dir, VOCAB_FILE))
+  model_config_lib.write_model_config(run_dir, model_config_lib.ModelConfig(
+      discriminator=encoder_config,
+      special_token_ids=tokenizer.special_token_ids(),
+      lower_case=tokenizer.lower_case,
+      max_seq_length=hyperparameters.max_seq_length))
   outputs.write_json(os.path.join(run_dir, outputs.FINETUNED_MODEL_FILE), {
       "task": task.name,
-      "encoder_config": dataclasses.asdict(encoder_config),
       "num_outputs": task.num_outputs,
       "dropout_rate": hyperparameters.dropout_rate,
       "max_seq_length": hyperparameters.max_seq_length,

@@ -1,29 +1,28 @@
 """The project's one checkpoint layout, and restoring the kept encoder from it.
 
 Pretraining checkpoints (written by `official_electra.train` and by
-`official_electra.convert`) are `tf.train.Checkpoint(model=ElectraPretrainer,
-...)`: the discriminator lives at `model/discriminator_network`, the generator
-at `model/generator_network`, and the shared embedding block is stored once.
+`official_electra.convert`) are `tf.train.Checkpoint(model=..., ...)` whose
+`model` has `ElectraModel`'s attributes (`models/electra_model.py`; in
+training the `ElectraPretrainer` that owns them): the discriminator lives at
+`model/discriminator_network`, the generator at `model/generator_network`,
+the heads beside them, and the shared embedding block is stored once. Beside
+every checkpoint, `model_config.json` (`model_config.py`) says what it holds.
 """
 
-import json
 import os
 
 import tensorflow as tf
 
-from official_electra.modeling import encoder_config as encoder_config_lib
+from official_electra.modeling import errors
+from official_electra.modeling import model_config as model_config_lib
 
-# Beside a checkpoint, what it was built as: `architecture.json` (pretraining
-# and two-tower imports; the discriminator's `EncoderConfig` under "encoder")
-# or `encoder_config.json` (a discriminator-only import).
-ARCHITECTURE_FILE = "architecture.json"
-ENCODER_CONFIG_FILE = "encoder_config.json"
+# Beside a checkpoint, what it holds (`model_config.py`).
+MODEL_CONFIG_FILE = model_config_lib.MODEL_CONFIG_FILE
 # The WordPiece vocabulary every model_dir keeps beside its checkpoints.
 VOCAB_FILE = "vocab.txt"
 
 
-class CheckpointError(ValueError):
-  """A checkpoint is missing, unreadable or does not fit the model."""
+CheckpointError = errors.CheckpointError
 
 
 def resolve_checkpoint(path):
@@ -87,35 +86,22 @@ def restore_discriminator(encoder, path):
 def recorded_encoder_config(path):
   """The discriminator's `EncoderConfig` recorded beside a checkpoint, or None.
 
-  Reads `architecture.json` (written by pretraining and by a two-tower
-  conversion) or else `encoder_config.json` (a discriminator-only conversion)
-  in the checkpoint's folder.
+  Reads the folder's model config (`model_config.read_model_config`, which
+  also reads the legacy files).
 
   Args:
     path: A model directory or a checkpoint prefix.
 
   Returns:
-    An `EncoderConfig`, or None when the folder records none.
+    An `EncoderConfig`, or None when the folder records none (or only a
+    generator).
 
   Raises:
-    CheckpointError: when the recorded file is unreadable.
+    ModelConfigError (a `CheckpointError`): when the recorded file is
+      unreadable.
   """
-  folder = path if tf.io.gfile.isdir(path) else os.path.dirname(path)
-  for file_name, key in ((ARCHITECTURE_FILE, "encoder"),
-                         (ENCODER_CONFIG_FILE, None)):
-    config_path = os.path.join(folder, file_name)
-    if not tf.io.gfile.exists(config_path):
-      continue
-    try:
-      with tf.io.gfile.GFile(config_path) as config_file:
-        values = json.load(config_file)
-      return encoder_config_lib.EncoderConfig.from_dict(
-          values[key] if key else values)
-    except (ValueError, TypeError, KeyError) as error:
-      raise CheckpointError(
-          f"{config_path}: unreadable ({first_line(error)}); restore it from "
-          "the run that wrote the checkpoint") from None
-  return None
+  recorded = model_config_lib.read_model_config(path)
+  return None if recorded is None else recorded.model.discriminator
 
 
 def encoder_config_differences(recorded, bindings):

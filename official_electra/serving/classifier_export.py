@@ -24,6 +24,7 @@ from official_electra.finetuning import outputs
 from official_electra.finetuning import tasks
 from official_electra.finetuning import trainer
 from official_electra.modeling import encoder_config as encoder_config_lib
+from official_electra.modeling import model_config as model_config_lib
 from official_electra.serving import op_allowlist
 from official_electra.tokenization import wordpiece_tokenizer
 
@@ -118,8 +119,12 @@ def load_finetuned_run(run_dir: str):
   tokenizer = wordpiece_tokenizer.WordpieceTokenizer(
       os.path.join(run_dir, description["vocab_file"]),
       lower_case=description["lower_case"])
-  config = encoder_config_lib.EncoderConfig.from_dict(
-      description["encoder_config"])
+  recorded = model_config_lib.read_model_config(run_dir)
+  if recorded is not None:
+    config = recorded.model.discriminator
+  else:  # A run folder written before the model config.
+    config = encoder_config_lib.EncoderConfig.from_dict(
+        description["encoder_config"])
   hyperparameters = trainer.FinetuneHyperparameters(
       dropout_rate=description["dropout_rate"],
       max_seq_length=description["max_seq_length"])

@@ -23,9 +23,10 @@ import os
 import tensorflow as tf
 
 from official_electra.modeling import checkpoints
+from official_electra.modeling import model_config as model_config_lib
+from official_electra.modeling.models import electra_model
 from official_electra.serving import op_allowlist
 from official_electra.tokenization import wordpiece_tokenizer
-from official_electra.training import architecture as architecture_lib
 
 
 class PretrainingExportError(ValueError):
@@ -36,15 +37,15 @@ class DiscriminatorServingModule(tf.Module):
   """The discriminator, its replaced-token head and tokenizer, for serving.
 
   Args:
-    pretrainer: a built and restored `ElectraPretrainer`.
+    model: a built and restored `ElectraModel` with a discriminator.
     tokenizer: the run's `WordpieceTokenizer`.
     max_seq_length: length raw text is packed to.
   """
 
-  def __init__(self, pretrainer, tokenizer, max_seq_length):
+  def __init__(self, model, tokenizer, max_seq_length):
     super().__init__(name="electra_discriminator")
-    self.discriminator = pretrainer.discriminator_network
-    self.discriminator_head = getattr(pretrainer, "discriminator_head", None)
+    self.discriminator = model.discriminator_network
+    self.discriminator_head = getattr(model, "discriminator_head", None)
     self.tokenizer = tokenizer
     self._max_seq_length = max_seq_length
 
@@ -86,39 +87,45 @@ class DiscriminatorServingModule(tf.Module):
     }
 
 
-def load_pretrainer(model_dir):
-  """Rebuilds the pretrainer of a model_dir and restores its latest weights.
+def load_model(model_dir):
+  """Builds the discriminator (and its head, when it has one) of a folder's
+  model config and restores them from its latest checkpoint.
+
+  Any folder with a model config and a discriminator serves: a pretraining
+  run's model_dir (whatever its objective) or an import, one tower or two.
 
   Returns:
-    `(pretrainer, architecture, checkpoint prefix)`.
+    `(ElectraModel, ModelConfig, checkpoint prefix)`.
 
   Raises:
-    PretrainingExportError, CheckpointError.
+    PretrainingExportError, CheckpointError, ModelConfigError.
   """
-  architecture = architecture_lib.read_architecture(model_dir)
-  if architecture is None:
+  recorded = model_config_lib.read_model_config(model_dir)
+  if recorded is None:
     raise PretrainingExportError(
-        f"{model_dir}: no {architecture_lib.ARCHITECTURE_FILE}; pass a "
-        "--model_dir written by official_electra.train")
+        f"{model_dir}: no {model_config_lib.MODEL_CONFIG_FILE}; pass a "
+        "--model_dir written by official_electra.train or "
+        "official_electra.convert")
+  config = recorded.model
+  if config.discriminator is None:
+    raise PretrainingExportError(
+        f"{model_dir}: holds a generator only; the export serves a "
+        "discriminator: convert or train one")
   prefix = checkpoints.resolve_checkpoint(model_dir)
-  # A unigram generator's frequencies are no weights; the export serves the
-  # discriminator only, so any counts build the same variables.
-  pretrainer = architecture_lib.build_pretrainer(
-      architecture, seed=0,
-      unigram_counts=([1] * architecture.encoder.vocab_size
-                      if architecture.unigram_generator else None))
-  ids = tf.zeros([1, architecture.max_seq_length], tf.int32)
-  pretrainer({"input_word_ids": ids, "input_mask": tf.ones_like(ids),
-              "input_type_ids": ids}, training=False)
+  served = model_config_lib.ModelConfig(
+      discriminator=config.discriminator,
+      heads=tuple(head for head in config.heads if head == "discriminator"),
+      special_token_ids=config.special_token_ids,
+      lower_case=config.lower_case, max_seq_length=config.max_seq_length)
+  model = electra_model.ElectraModel.from_config(served).build()
   try:
-    tf.train.Checkpoint(model=pretrainer).read(
-        prefix).assert_existing_objects_matched().expect_partial()
+    model.restore(prefix)
   except (AssertionError, ValueError, tf.errors.InvalidArgumentError) as error:
     raise checkpoints.CheckpointError(
-        f"{prefix}: does not fit {architecture_lib.ARCHITECTURE_FILE} beside "
+        f"{prefix}: does not fit {model_config_lib.MODEL_CONFIG_FILE} beside "
         f"it ({checkpoints.first_line(error)}); the model_dir is "
         "inconsistent: export a checkpoint of the run that wrote it") from None
-  return pretrainer, architecture, prefix
+  return model, config, prefix
 
 
 def export_discriminator(model_dir, export_dir):
@@ -133,17 +140,21 @@ def export_discriminator(model_dir, export_dir):
     The exported checkpoint prefix.
 
   Raises:
-    PretrainingExportError, CheckpointError, UnservableOpsError.
+    PretrainingExportError, CheckpointError, ModelConfigError,
+    UnservableOpsError.
   """
   if tf.io.gfile.exists(export_dir):
     raise PretrainingExportError(
         f"{export_dir} already exists; pass a new --export_dir (TF Serving "
         "reads numbered version folders)")
-  pretrainer, architecture, prefix = load_pretrainer(model_dir)
+  model, config, prefix = load_model(model_dir)
   vocab_file = os.path.join(model_dir, checkpoints.VOCAB_FILE)
+  if not tf.io.gfile.exists(vocab_file):
+    raise PretrainingExportError(
+        f"{vocab_file}: missing; the text signatures need the model's "
+        "vocabulary: copy it there (or convert with --vocab_file)")
   tokenizer = wordpiece_tokenizer.WordpieceTokenizer(
-      vocab_file, lower_case=architecture.lower_case)
-  module = DiscriminatorServingModule(pretrainer, tokenizer,
-                                      architecture.max_seq_length)
+      vocab_file, lower_case=config.lower_case)
+  module = DiscriminatorServingModule(model, tokenizer, config.max_seq_length)
   op_allowlist.save_servable(module, export_dir)
   return prefix

@@ -1,23 +1,25 @@
-"""What a pretraining checkpoint was built as, recorded in its model_dir.
+"""What a pretraining run trains, recorded in its model_dir.
 
-The first run writes `model_dir/architecture.json` (the discriminator's
-`EncoderConfig`, the generator's size, the objective, the masking settings and
-the special-token ids); a run that resumes in that model_dir must configure the
-same, or it stops with the difference instead of a shape error deep inside a
-restore (or, worse, a silently different model).
+The first run writes `model_dir/model_config.json` (`modeling/model_config.py`):
+its `model` section (the weights: towers, heads, vocabulary ids, sequence
+length) and its `pretraining` section (objective, generator fractions and
+sizing rule, sampler, masking rate). A run that resumes in that model_dir must
+configure the same, or it stops with the difference instead of a shape error
+deep inside a restore (or, worse, a silently different model). Model_dirs
+written before the model config (`architecture.json`) still resume.
 """
 
 import dataclasses
-import json
 import os
 from typing import Optional
 
-from official_electra.modeling import checkpoints
 from official_electra.modeling import encoder_config as encoder_config_lib
+from official_electra.modeling import model_config as model_config_lib
 from official_electra.modeling.layers import dynamic_masking
+from official_electra.modeling.models import electra_model
 from official_electra.modeling.models import electra_pretrainer
 
-ARCHITECTURE_FILE = checkpoints.ARCHITECTURE_FILE
+MODEL_CONFIG_FILE = model_config_lib.MODEL_CONFIG_FILE
 
 
 class ArchitectureMismatchError(ValueError):
@@ -43,7 +45,8 @@ class PretrainingArchitecture:
     lower_case: whether the vocabulary is uncased (text lower-cased and
       accents stripped before WordPiece), for the export's tokenizer.
     generator_sizing: the rule `EncoderConfig.scaled` sizes the generator
-      by; an architecture.json without it was written under the legacy rule.
+      by; a legacy architecture.json without it was written under the
+      legacy rule.
   """
   encoder: encoder_config_lib.EncoderConfig
   generator_hidden_fraction: float
@@ -73,28 +76,39 @@ class PretrainingArchitecture:
     whose discriminator starts as a copy of the generator)."""
     return self.objective != "two_stage"
 
+  def model_config(self) -> model_config_lib.ModelConfig:
+    """The weights this run trains (the model section of its config)."""
+    return model_config_lib.pretraining_model_config(
+        self.encoder, self.objective, self.generator_hidden_fraction,
+        self.generator_layers_fraction, self.generator_sizing,
+        self.uniform_generator, self.unigram_generator,
+        self.special_token_ids, self.lower_case, self.max_seq_length)
+
   def generator_config(self) -> Optional[encoder_config_lib.EncoderConfig]:
-    if not self.has_generator_network:
-      return None
-    if self.objective == "two_stage":
-      # Section 3.3: the discriminator is initialised from the generator,
-      # so the two have the same size.
-      return self.encoder
-    return self.encoder.scaled(self.generator_hidden_fraction,
-                               self.generator_layers_fraction,
-                               self.generator_sizing)
+    # Two-Stage's generator is the discriminator's size (Section 3.3: the
+    # discriminator is initialised from the generator).
+    return model_config_lib.pretraining_generator_config(
+        self.encoder, self.objective, self.generator_hidden_fraction,
+        self.generator_layers_fraction, self.generator_sizing,
+        self.uniform_generator, self.unigram_generator)
+
+  def pretraining_settings(self):
+    """The pretraining section of the model config."""
+    return {key: getattr(self, key)
+            for key in model_config_lib.PRETRAINING_KEYS}
 
   def to_dict(self):
     return dataclasses.asdict(self)
 
   @classmethod
-  def from_dict(cls, values):
-    values = dict(values)
-    values["encoder"] = encoder_config_lib.EncoderConfig.from_dict(
-        values["encoder"])
-    values.setdefault("generator_sizing",
-                      encoder_config_lib.LEGACY_GENERATOR_SIZING)
-    return cls(**values)
+  def from_recorded(cls, recorded):
+    """The architecture of a `model_config.RecordedConfig` with a pretraining
+    section."""
+    model = recorded.model
+    return cls(encoder=model.discriminator,
+               special_token_ids=dict(model.special_token_ids),
+               lower_case=model.lower_case,
+               max_seq_length=model.max_seq_length, **recorded.pretraining)
 
 
 def build_pretrainer(architecture, seed, generator_loss_weight=1.0,
@@ -120,19 +134,10 @@ def build_pretrainer(architecture, seed, generator_loss_weight=1.0,
     unigram_counts = list(unigram_counts)
     for token_id in architecture.special_token_ids.values():
       unigram_counts[token_id] = 0
-  embeddings = encoder_config_lib.build_embeddings(architecture.encoder)
-  discriminator = encoder_config_lib.build_encoder(
-      architecture.encoder, embeddings, name="discriminator")
-  generator_config = architecture.generator_config()
-  generator = None
-  if generator_config is not None:
-    generator = encoder_config_lib.build_encoder(
-        generator_config,
-        embeddings if architecture.ties_embeddings else None,
-        name="generator")
+  model = electra_model.ElectraModel.from_config(architecture.model_config())
   special = architecture.special_token_ids
   return electra_pretrainer.ElectraPretrainer(
-      discriminator, generator, mask_token_id=special["[MASK]"],
+      model=model, mask_token_id=special["[MASK]"],
       excluded_token_ids=[special[token] for token in
                           ("[PAD]", "[CLS]", "[SEP]", "[MASK]")],
       max_predictions_per_seq=architecture.max_predictions_per_seq,
@@ -148,20 +153,19 @@ def build_pretrainer(architecture, seed, generator_loss_weight=1.0,
 
 
 def read_architecture(model_dir):
-  """The `PretrainingArchitecture` recorded in model_dir, or None."""
-  path = os.path.join(model_dir, ARCHITECTURE_FILE)
-  if not os.path.isfile(path):
+  """The `PretrainingArchitecture` recorded in model_dir, or None (nothing
+  recorded, or a folder no pretraining run wrote: an import)."""
+  recorded = model_config_lib.read_model_config(model_dir)
+  if recorded is None or recorded.pretraining is None:
     return None
-  with open(path, encoding="utf-8") as architecture_file:
-    return PretrainingArchitecture.from_dict(json.load(architecture_file))
+  return PretrainingArchitecture.from_recorded(recorded)
 
 
 def write_architecture(model_dir, architecture):
-  path = os.path.join(model_dir, ARCHITECTURE_FILE)
-  with open(path + ".tmp", "w", encoding="utf-8") as architecture_file:
-    json.dump(architecture.to_dict(), architecture_file, indent=2,
-              sort_keys=True)
-  os.replace(path + ".tmp", path)
+  """Writes model_dir's `model_config.json` (both sections)."""
+  return model_config_lib.write_model_config(
+      model_dir, architecture.model_config(),
+      architecture.pretraining_settings())
 
 
 def check_same_architecture(model_dir, recorded, configured):
@@ -172,7 +176,7 @@ def check_same_architecture(model_dir, recorded, configured):
                  if old.get(key) != new.get(key)]
   if differences:
     raise ArchitectureMismatchError(
-        f"{os.path.join(model_dir, ARCHITECTURE_FILE)}: the gin config differs "
+        f"{os.path.join(model_dir, MODEL_CONFIG_FILE)}: the gin config differs "
         f"from the model trained in this model_dir ({'; '.join(differences)}); "
         "use the gin files of that run, or a new --model_dir (start from its "
         "weights with --init_checkpoint)")

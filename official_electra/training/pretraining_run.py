@@ -112,7 +112,7 @@ def run_pretraining(
   """Pretrains, resuming from the latest checkpoint in `model_dir`.
 
   Args:
-    model_dir: output folder: checkpoints (`ckpt-<step>`), `architecture.json`,
+    model_dir: output folder: checkpoints (`ckpt-<step>`), `model_config.json`,
       `vocab.txt`, TensorBoard logs (`train/`), `train_metrics.jsonl`.
     train_data: TFRecord glob(s) or a dataset directory.
     vocab_file: the WordPiece vocabulary the data was built with.
@@ -236,6 +236,11 @@ def run_pretraining(
   os.makedirs(model_dir, exist_ok=True)
   recorded = architecture_lib.read_architecture(model_dir)
   latest = tf.train.latest_checkpoint(model_dir)
+  if recorded is None and latest is not None:
+    raise checkpoints.CheckpointError(
+        f"{model_dir}: holds a checkpoint that no pretraining run wrote (an "
+        "import, or a folder without its model_config.json); start from it "
+        f"with --init_checkpoint={model_dir} and a new --model_dir")
   if recorded is not None and latest is not None:
     # A run resumes with the generator sizing its checkpoint was built by
     # (model_dirs from before the original's rule keep the legacy one).

@@ -33,7 +33,7 @@ def test_every_direction_through_run(tmp_path):
                                output_dir=str(tmp_path / "ours")))
   assert summary == (f"wrote {tmp_path / 'ours' / 'ckpt-0'} "
                      "(discriminator and generator; architecture in "
-                     "architecture.json)")
+                     "model_config.json)")
   convert.run(_flags(checkpoint=str(tmp_path / "ours"),
                      hf_output_dir=str(tmp_path / "out_d"),
                      tf1_output_prefix=str(tmp_path / "tf1" / "model")))
@@ -47,7 +47,7 @@ def test_every_direction_through_run(tmp_path):
       generator_config_json=str(tmp_path / "gen.json"),
       output_dir=str(tmp_path / "from_tf1")))
   assert summary.endswith("(discriminator and generator; architecture in "
-                          "architecture.json)")
+                          "model_config.json)")
 
 
 def test_export_checks_every_output_before_writing(tmp_path):

@@ -15,7 +15,10 @@ from official_electra.conversion import converters
 from official_electra.conversion import electra_parts
 from official_electra.finetuning import tasks
 from official_electra.finetuning import trainer
+from official_electra.modeling import model_config
+from official_electra.serving import pretraining_export
 from tests.conversion import hf_reference as ref
+from tests.serving import saved_model_cli
 
 _WORDS = ["good", "bad", "movie", "is", "the", "."] + [
     f"word{index}" for index in range(ref.TINY.vocab_size - 11)]
@@ -76,7 +79,8 @@ def test_finetune_main_runs_from_the_imported_directory(tmp_path, imported_dir):
             for label in labels]
     (glue_dir / f"{split}.tsv").write_text(
         "sentence\tlabel\n" + "\n".join(rows) + "\n")
-  config = json.loads((output_dir / "encoder_config.json").read_text())
+  config = json.loads(
+      (output_dir / "model_config.json").read_text())["model"]["discriminator"]
   gin_file = tmp_path / "imported.gin"
   gin_file.write_text("include 'gin/glue/recipe.gin'\n" + "".join(
       f"glue_encoder.{field} = {value!r}\n" for field, value in config.items())
@@ -92,8 +96,43 @@ def test_finetune_main_runs_from_the_imported_directory(tmp_path, imported_dir):
   finally:
     gin.clear_config()
   assert set(results["SST-2"]["median"]) == {"accuracy"}
-  finetuned = json.loads(
-      (tmp_path / "run" / "SST-2" / "seed_0" / "finetuned_model.json")
-      .read_text())
-  assert finetuned["encoder_config"] == dataclasses.asdict(
+  # The fine-tuned run records the same model config format, with the
+  # imported encoder.
+  finetuned = model_config.read_model_config(
+      str(tmp_path / "run" / "SST-2" / "seed_0"))
+  assert finetuned.model.discriminator == (
       checkpoint_dir.read_configs(str(output_dir))[0])
+  assert dataclasses.asdict(finetuned.model.discriminator) == config
+
+
+def test_imported_discriminator_exports_and_serves_transformers_probabilities(
+    imported_dir, tmp_path):
+  # The commonest import, a discriminator alone: its model_config.json is
+  # enough to export it; served in a fresh process (saved_model_cli, which
+  # does not import official_electra), it gives transformers' probabilities.
+  output_dir, discriminator = imported_dir
+  export_dir = str(tmp_path / "export" / "1")
+  pretraining_export.export_discriminator(str(output_dir), export_dir)
+  batch = ref.padded_batch(ref.TINY.vocab_size)
+  outputs = saved_model_cli.run_signature(
+      export_dir, "serving_default",
+      ";".join(f"{key}={value.tolist()}" for key, value in batch.items()),
+      str(tmp_path / "served"))
+  expected = 1 / (1 + np.exp(-ref.hf_logits(discriminator, batch)))
+  real = batch["input_mask"] == 1
+  np.testing.assert_allclose(outputs["replaced_probability"][real],
+                             expected[real], rtol=0, atol=1e-4)
+  # The text signature packs with the imported vocabulary.
+  outputs = saved_model_cli.run_signature(
+      export_dir, "serve_text", "sentence=['the movie is good .']",
+      str(tmp_path / "served_text"))
+  ids = [2] + [5 + _WORDS.index(word) for word in
+               ("the", "movie", "is", "good", ".")] + [3]
+  np.testing.assert_array_equal(outputs["input_word_ids"][0, :len(ids)], ids)
+  text_batch = {"input_word_ids": outputs["input_word_ids"].astype(np.int32),
+                "input_mask": outputs["input_mask"].astype(np.int32),
+                "input_type_ids": np.zeros_like(outputs["input_word_ids"],
+                                                np.int32)}
+  expected = 1 / (1 + np.exp(-ref.hf_logits(discriminator, text_batch)))
+  np.testing.assert_allclose(outputs["replaced_probability"][0, :len(ids)],
+                             expected[0, :len(ids)], rtol=0, atol=1e-4)

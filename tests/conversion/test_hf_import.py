@@ -57,7 +57,7 @@ def test_discriminator_only_from_pytorch_bin_holds_only_the_discriminator(
   converters.import_hf(hf_dir, None, str(tmp_path / "ours"))
   assert sorted(os.listdir(tmp_path / "ours")) == [
       "checkpoint", "ckpt-0.data-00000-of-00001", "ckpt-0.index",
-      "encoder_config.json"]
+      "model_config.json"]
   names = [name for name, _ in tf.train.list_variables(
       str(tmp_path / "ours" / "ckpt-0"))]
   assert any(name.startswith("model/discriminator_network/") for name in names)

@@ -7,7 +7,8 @@ import transformers
 from official_electra.conversion import checkpoint_dir
 from official_electra.conversion import converters
 from official_electra.conversion import tf1_names
-from official_electra.serving import pretraining_export
+from official_electra.modeling import model_config
+from official_electra.modeling.models import electra_model
 from tests.conversion import hf_reference as ref
 from tests.training import tiny_pretraining
 
@@ -19,21 +20,25 @@ def _trainable(model):
   return tf1_names.read_weights(model)
 
 
-def test_import_is_a_pretraining_model_dir(tmp_path):
+def test_import_records_its_model_and_any_reader_restores_it(tmp_path):
   discriminator, generator = ref.random_hf_models(ref.TINY, ref.TINY_GENERATOR)
   discriminator.save_pretrained(tmp_path / "hf_d")
   generator.save_pretrained(tmp_path / "hf_g")
   converters.import_hf(str(tmp_path / "hf_d"), str(tmp_path / "hf_g"),
                        str(tmp_path / "ours"))
-  assert (tmp_path / "ours" / "architecture.json").is_file()
-  # The training code's own loader rebuilds and restores it.
-  pretrainer, architecture, _ = pretraining_export.load_pretrainer(
-      str(tmp_path / "ours"))
-  assert architecture.encoder == ref.TINY
-  assert architecture.generator_config() == ref.TINY_GENERATOR
+  recorded = model_config.read_model_config(str(tmp_path / "ours"))
+  assert recorded.path == str(tmp_path / "ours" / "model_config.json")
+  assert recorded.model.discriminator == ref.TINY
+  assert recorded.model.generator == ref.TINY_GENERATOR
+  assert recorded.model.heads == ("discriminator", "generator")
+  # An import is no pretraining run: it records no procedure.
+  assert recorded.pretraining is None
+  # The weights-only model of the recorded config restores every weight.
+  restored = electra_model.ElectraModel.from_config(recorded.model).build()
+  restored.restore(str(tmp_path / "ours" / "ckpt-0"))
   imported = _trainable(checkpoint_dir.load_checkpoint_dir(
       str(tmp_path / "ours")))
-  restored = _trainable(pretrainer)
+  restored = _trainable(restored)
   assert restored.keys() == imported.keys()
   for name, value in imported.items():
     np.testing.assert_array_equal(restored[name], value, err_msg=name)
@@ -50,8 +55,7 @@ def test_generator_that_is_not_a_scaled_discriminator_keeps_its_config(
                        str(tmp_path / "ours"))
   assert sorted(name for name in (tmp_path / "ours").iterdir()
                 if name.suffix == ".json") == [
-                    tmp_path / "ours" / "encoder_config.json",
-                    tmp_path / "ours" / "generator_config.json"]
+                    tmp_path / "ours" / "model_config.json"]
   assert checkpoint_dir.read_configs(str(tmp_path / "ours")) == (
       ref.TINY, generator_config)
 
@@ -71,7 +75,7 @@ def test_pretraining_starts_from_an_import_and_exports_back(tmp_path):
                          init_checkpoint=str(tmp_path / "imported"))
   imported = _trainable(checkpoint_dir.load_checkpoint_dir(
       str(tmp_path / "imported")))
-  # The training run's own model_dir (its architecture.json) reads back too.
+  # The training run's own model_dir (its model_config.json) reads back too.
   trained = _trainable(checkpoint_dir.load_checkpoint_dir(
       str(tmp_path / "run")))
   assert trained.keys() == imported.keys()

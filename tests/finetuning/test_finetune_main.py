@@ -276,9 +276,11 @@ def test_small_gin_fine_tunes_any_size_with_the_checkpoints_architecture(
   assert completed.returncode == 0, completed.stderr[-3000:]
   assert "SST-2: accuracy=" in completed.stdout
   recorded = json.loads((tmp_path / "glue" / "SST-2" / "seed_0" /
-                         "finetuned_model.json").read_text())["encoder_config"]
+                         "model_config.json").read_text())["model"][
+                             "discriminator"]
   architecture = json.loads(
-      (tiny_pretraining_dir / "architecture.json").read_text())["encoder"]
+      (tiny_pretraining_dir / "model_config.json").read_text())["model"][
+          "discriminator"]
   assert recorded == architecture
   assert recorded["hidden_size"] == 32
 

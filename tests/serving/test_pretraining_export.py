@@ -1,9 +1,7 @@
 """The discriminator export serves ids and raw text like the Keras model,
 through `saved_model_cli run` in fresh processes that do not import us."""
 
-import os
 import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -12,19 +10,9 @@ import tensorflow as tf
 from official_electra.serving import op_allowlist
 from official_electra.serving import pretraining_export
 from official_electra.tokenization import wordpiece_tokenizer
+from tests.serving import saved_model_cli
 from tests.training import tiny_pretraining
 
-_SAVED_MODEL_CLI = os.path.join(os.path.dirname(sys.executable),
-                                "saved_model_cli")
-# `saved_model_cli run` imports the whole graph, text functions included, so
-# the process must register the TF Text ops (as TF Serving's binary does):
-# saved_model_cli with only tensorflow_text imported, not official_electra.
-_SAVED_MODEL_CLI_WITH_TF_TEXT = [
-    sys.executable, "-c",
-    "import sys, tensorflow_text\n"
-    "from tensorflow.python.tools import saved_model_cli\n"
-    "sys.argv = ['saved_model_cli'] + sys.argv[1:]\n"
-    "saved_model_cli.main()\n"]
 _SENTENCES = ["Return the number of items.", "A tiny model reads this line."]
 
 
@@ -36,8 +24,7 @@ def exported(tmp_path_factory):
   tiny_pretraining.train(model_dir, data, num_train_steps=2)
   export_dir = str(root / "export" / "1")
   pretraining_export.export_discriminator(str(model_dir), export_dir)
-  pretrainer, architecture, _ = pretraining_export.load_pretrainer(
-      str(model_dir))
+  pretrainer, architecture, _ = pretraining_export.load_model(str(model_dir))
   tokenizer = wordpiece_tokenizer.WordpieceTokenizer(
       str(model_dir / "vocab.txt"), lower_case=True)
   return export_dir, pretrainer, tokenizer, architecture
@@ -48,18 +35,6 @@ def _keras_outputs(pretrainer, features):
       features, training=False)["sequence_output"]
   probability = tf.sigmoid(pretrainer.discriminator_head(sequence))
   return sequence.numpy(), probability.numpy()
-
-
-def _run_cli(command_prefix, export_dir, signature, input_exprs, out_dir):
-  completed = subprocess.run(
-      command_prefix + ["run", "--dir", export_dir, "--tag_set", "serve",
-                        "--signature_def", signature, "--input_exprs",
-                        input_exprs, "--outdir", out_dir],
-      check=False, capture_output=True, text=True,
-      env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"))
-  assert completed.returncode == 0, completed.stderr[-2000:]
-  return {name[:-4]: np.load(os.path.join(out_dir, name), allow_pickle=True)
-          for name in os.listdir(out_dir)}
 
 
 def test_token_id_signature_matches_keras(exported, tmp_path):
@@ -74,8 +49,8 @@ def test_token_id_signature_matches_keras(exported, tmp_path):
     mask[-1, seq_len // 2:] = 0
     features = {"input_word_ids": ids, "input_mask": mask,
                 "input_type_ids": np.zeros_like(ids)}
-    outputs = _run_cli(
-        _SAVED_MODEL_CLI_WITH_TF_TEXT, export_dir, "serving_default",
+    outputs = saved_model_cli.run_signature(
+        export_dir, "serving_default",
         ";".join(f"{key}={value.tolist()}"
                  for key, value in features.items()),
         str(tmp_path / f"ids_{batch_size}"))
@@ -96,8 +71,8 @@ def test_text_signatures_match_keras(exported, tmp_path):
             f"sentence1={_SENTENCES!r};sentence2={_SENTENCES[::-1]!r}",
             [_SENTENCES, _SENTENCES[::-1]])]
   for signature, exprs, segments in cases:
-    outputs = _run_cli(_SAVED_MODEL_CLI_WITH_TF_TEXT, export_dir, signature, exprs,
-                       str(tmp_path / signature))
+    outputs = saved_model_cli.run_signature(export_dir, signature, exprs,
+                                            str(tmp_path / signature))
     packed = tokenizer.pack_inputs(
         [tokenizer.tokenize(tf.constant(texts)) for texts in segments],
         architecture.max_seq_length)
@@ -113,7 +88,7 @@ def test_text_signatures_match_keras(exported, tmp_path):
 
 def test_exported_graph_has_only_servable_ops(exported):
   shown = subprocess.run(
-      [_SAVED_MODEL_CLI, "show", "--dir", exported[0], "--all"],
+      [saved_model_cli.SAVED_MODEL_CLI, "show", "--dir", exported[0], "--all"],
       check=True, capture_output=True, text=True).stdout
   for name in ("serving_default", "serve_text", "serve_text_pair",
                "replaced_probability", "cls_output", "sequence_output"):
@@ -130,6 +105,6 @@ def test_export_refuses_an_existing_folder_and_a_non_run(exported, tmp_path):
                      match="already exists"):
     pretraining_export.export_discriminator(str(tmp_path), exported[0])
   with pytest.raises(pretraining_export.PretrainingExportError,
-                     match="architecture.json"):
+                     match="model_config.json"):
     pretraining_export.export_discriminator(str(tmp_path),
                                             str(tmp_path / "out"))

@@ -1,4 +1,4 @@
-"""architecture.json records the generator's sizing rule, so model_dirs
+"""model_config.json records the generator's sizing rule, so model_dirs
 written before the original's rule (FFN = 4 x hidden, heads = hidden // 64)
 became the default keep building the generator their checkpoints hold."""
 
@@ -24,19 +24,23 @@ def _architecture(**changes):
 
 def test_a_new_architecture_records_the_originals_rule(tmp_path):
   architecture_lib.write_architecture(str(tmp_path), _architecture())
-  recorded = json.loads((tmp_path / "architecture.json").read_text())
-  assert recorded["generator_sizing"] == encoder_config.GENERATOR_SIZING
+  recorded = json.loads((tmp_path / "model_config.json").read_text())
+  assert (recorded["pretraining"]["generator_sizing"] ==
+          encoder_config.GENERATOR_SIZING)
   generator = architecture_lib.read_architecture(
       str(tmp_path)).generator_config()
   # gin/tiny.gin's shape: 4 x 32 = 128 wide, max(1, 32 // 64) = 1 head.
   assert (generator.hidden_size, generator.intermediate_size,
           generator.num_attention_heads) == (32, 128, 1)
+  # The model section holds the generator so built.
+  assert recorded["model"]["generator"] == dataclasses.asdict(generator)
 
 
 def test_an_architecture_json_without_the_rule_keeps_the_legacy_generator(
     tmp_path):
   old = _architecture().to_dict()
   del old["generator_sizing"]
+  # A model_dir from before the model config: its legacy architecture.json.
   (tmp_path / "architecture.json").write_text(json.dumps(old))
   recorded = architecture_lib.read_architecture(str(tmp_path))
   assert recorded.generator_sizing == encoder_config.LEGACY_GENERATOR_SIZING

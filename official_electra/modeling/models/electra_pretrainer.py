@@ -4,11 +4,11 @@ import numpy as np
 import tensorflow as tf
 import tf_keras
 
-from official_electra.modeling.layers import discriminator_head
+from official_electra.modeling import model_config
 from official_electra.modeling.layers import dynamic_masking
 from official_electra.modeling.layers import elementwise_gradients
-from official_electra.modeling.layers import masked_lm_head
 from official_electra.modeling.layers import replaced_token_sampler
+from official_electra.modeling.models import electra_model
 from official_electra.modeling.models import pretraining_losses
 from official_electra.modeling.models import pretraining_metrics
 
@@ -19,14 +19,20 @@ _NEVER = -1e30
 # algorithms (Two-Stage and Adversarial ELECTRA).
 OBJECTIVES = ("electra", "mlm", "electra_15", "replace_mlm", "all_tokens_mlm",
               "two_stage", "adversarial")
-_DISCRIMINATIVE = ("electra", "electra_15", "two_stage", "adversarial")
+_DISCRIMINATIVE = model_config.DISCRIMINATIVE_OBJECTIVES
 # Two-Stage ELECTRA's stages: the generator alone, then the discriminator.
 GENERATOR_STAGE, DISCRIMINATOR_STAGE = 1, 2
 
 
 @tf_keras.utils.register_keras_serializable(package="official_electra")
 class ElectraPretrainer(tf_keras.Model):
-  """Generator + discriminator, trained by a custom `train_step`.
+  """The pretraining procedure of an `ElectraModel`: a custom `train_step`.
+
+  The pretrainer owns the model's towers and heads under the model's
+  attribute names (so its checkpoint's `model/` holds the weights in the
+  layout every reader's `ElectraModel` restores) and adds what is not a
+  weight: the masking, the sampler, the losses, the metrics, the random
+  state of masking and sampling and Two-Stage's stage.
 
   One step (objective `electra`): mask the batch dynamically; the generator
   predicts the original tokens at the masked slots; replacements are sampled
@@ -61,10 +67,13 @@ class ElectraPretrainer(tf_keras.Model):
   For `mlm`-style objectives the main network's MLM loss has weight 1.
 
   Args:
-    discriminator_network: The `ElectraEncoder` that is kept after pretraining.
+    discriminator_network: The `ElectraEncoder` that is kept after
+      pretraining; None when `model` is given.
     generator_network: The generator `ElectraEncoder`, normally on the same
       `ElectraEmbeddings` instance (tied); None for `mlm` or a uniform
-      generator.
+      generator, and when `model` is given. With networks, the pretrainer
+      builds the `ElectraModel` of the objective's heads
+      (`model_config.objective_heads`).
     mask_token_id: Id of `[MASK]`.
     excluded_token_ids: Ids never masked (`[CLS]`, `[SEP]`, `[PAD]`...).
     max_predictions_per_seq: Masked slots per sequence.
@@ -96,16 +105,19 @@ class ElectraPretrainer(tf_keras.Model):
       `_accumulated_gradients`). It must divide the per-replica batch.
     seed: Seed of the masking and sampling randomness (state is a variable,
       saved in checkpoints, so a resumed run draws the same masks).
-    initializer_range: Standard deviation of the heads' initializers.
+    initializer_range: Standard deviation of the heads' initializers (when
+      the pretrainer builds the model).
+    model: An `ElectraModel` (instead of the two networks) holding at least
+      the heads the objective trains.
     **kwargs: `tf_keras.Model` arguments.
   """
 
   def __init__(self,
-               discriminator_network,
-               generator_network,
-               mask_token_id,
-               excluded_token_ids,
-               max_predictions_per_seq,
+               discriminator_network=None,
+               generator_network=None,
+               mask_token_id=None,
+               excluded_token_ids=(),
+               max_predictions_per_seq=None,
                mask_prob=0.15,
                objective="electra",
                generator_loss_weight=1.0,
@@ -119,8 +131,23 @@ class ElectraPretrainer(tf_keras.Model):
                masking_draws="without_replacement",
                adversarial_mle_steps=0,
                gradient_accumulation_steps=1,
+               model=None,
                **kwargs):
     super().__init__(**kwargs)
+    if model is not None:
+      if discriminator_network is not None or generator_network is not None:
+        raise ValueError("pass either model or the networks, not both")
+      discriminator_network = getattr(model, "discriminator_network", None)
+      generator_network = getattr(model, "generator_network", None)
+      needed = set(model_config.objective_heads(
+          objective, generator_network is not None))
+      if not needed <= set(model.heads):
+        raise ValueError(f"objective {objective!r} trains the heads "
+                         f"{sorted(needed)}; the model has {list(model.heads)}")
+    if discriminator_network is None:
+      raise ValueError("the pretrainer needs a discriminator network")
+    if mask_token_id is None or max_predictions_per_seq is None:
+      raise ValueError("pass mask_token_id and max_predictions_per_seq")
     if objective not in OBJECTIVES:
       raise ValueError(
           f"unknown objective {objective!r}; choose one of {OBJECTIVES}")
@@ -193,33 +220,21 @@ class ElectraPretrainer(tf_keras.Model):
                                    excluded_token_ids))
     self.sampler = replaced_token_sampler.ReplacedTokenSampler(
         temperature, disallow_correct=disallow_correct)
-    if generator_network is not None:
-      self.generator_head = masked_lm_head.MaskedLMHead(
-          generator_network.embedding_layer,
-          initializer_range=initializer_range, name="generator_predictions")
-    if objective in _DISCRIMINATIVE:
-      self.discriminator_head = discriminator_head.DiscriminatorHead(
-          discriminator_network.hidden_size,
-          initializer_range=initializer_range, name="discriminator_predictions")
-    if objective not in _DISCRIMINATIVE or objective == "two_stage":
-      self.main_mlm_head = masked_lm_head.MaskedLMHead(
-          discriminator_network.embedding_layer,
-          initializer_range=initializer_range, name="mlm_predictions")
-    if objective == "all_tokens_mlm":
-      self.copy_head = discriminator_head.DiscriminatorHead(
-          discriminator_network.hidden_size,
-          initializer_range=initializer_range, name="copy_predictions")
+    if model is None:
+      model = electra_model.ElectraModel(
+          discriminator_network, generator_network,
+          heads=model_config.objective_heads(objective,
+                                             generator_network is not None),
+          initializer_range=initializer_range)
+    # The weights' objects, under the model's attribute names (the
+    # checkpoint layout): the pretrainer trains them in place.
+    for name, part in model.parts().items():
+      setattr(self, name, part)
     self.adversarial_mle_steps = int(adversarial_mle_steps)
     if int(gradient_accumulation_steps) < 1:
       raise ValueError("gradient_accumulation_steps must be at least 1, got "
                        f"{gradient_accumulation_steps}")
     self.gradient_accumulation_steps = int(gradient_accumulation_steps)
-    if objective == "adversarial":
-      # The REINFORCE baseline's logit at each masked slot, from the
-      # generator's hidden state there (Appendix F).
-      self.baseline_head = tf_keras.layers.Dense(
-          1, kernel_initializer=tf_keras.initializers.TruncatedNormal(
-              stddev=initializer_range), name="reinforce_baseline")
     # Two-Stage's stage: a variable (saved with the checkpoint) and its value
     # when the train step was last traced (`_traced_stage`).
     self._traced_stage = None

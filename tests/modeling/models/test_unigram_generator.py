@@ -117,8 +117,11 @@ def test_unigram_pretraining_has_finite_falling_losses(data, tmp_path):
   tiny_pretraining.train(model_dir, data, num_train_steps=60,
                          unigram_generator=True, save_checkpoints_steps=60,
                          learning_rate=3e-3, print_every_steps=10)
-  architecture = json.loads((model_dir / "architecture.json").read_text())
-  assert architecture["unigram_generator"] is True
+  architecture = json.loads((model_dir / "model_config.json").read_text())
+  assert architecture["pretraining"]["unigram_generator"] is True
+  # No generator network: the model holds the discriminator and its head.
+  assert architecture["model"]["generator"] is None
+  assert architecture["model"]["heads"] == ["discriminator"]
   records = [json.loads(line) for line in
              (model_dir / "train_metrics.jsonl").read_text().splitlines()]
   losses = [record["disc_loss"] for record in records]

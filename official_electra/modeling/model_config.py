@@ -1,0 +1,326 @@
+"""What an ELECTRA checkpoint holds, recorded in one file beside it.
+
+Every folder with a checkpoint (a pretraining model_dir, a conversion's
+output, a fine-tuning model_dir) keeps `model_config.json`:
+
+```
+{"format": "official_electra.model_config", "version": 1,
+ "model": {...},          # ModelConfig: the weights, and how to feed them
+ "pretraining": {...}}    # the procedure that trained them (pretraining only)
+```
+
+`model` is a `ModelConfig`: the discriminator's and the generator's
+`EncoderConfig` (either may be absent), whether they share one embedding
+block, which heads exist, the vocabulary's special-token ids, whether it is
+uncased and the sequence length the model was trained at (the length the
+export's text signatures pack to). It is enough to build the weights-only
+`ElectraModel` and restore any checkpoint of the folder, so fine-tuning,
+both exports and conversion read nothing else. `pretraining` holds the
+settings of the procedure (objective, generator fractions, masking rate,
+sampler) that `official_electra.train` checks when it resumes; the model
+section never depends on it.
+
+Folders written before this format (`architecture.json` from pretraining and
+two-tower imports, `encoder_config.json` / `generator_config.json` from
+one-tower imports) still load: `read_model_config` reads them when no
+`model_config.json` is there.
+"""
+
+import dataclasses
+import json
+import os
+from typing import Optional
+
+import tensorflow as tf
+
+from official_electra.modeling import encoder_config as encoder_config_lib
+from official_electra.modeling import errors
+
+MODEL_CONFIG_FILE = "model_config.json"
+FORMAT = "official_electra.model_config"
+VERSION = 1
+# The files of the formats before this one (still read).
+LEGACY_ARCHITECTURE_FILE = "architecture.json"
+LEGACY_ENCODER_CONFIG_FILE = "encoder_config.json"
+LEGACY_GENERATOR_CONFIG_FILE = "generator_config.json"
+
+# Heads an `ElectraModel` may hold, by name, and the attribute (checkpoint
+# key) each lives at:
+#   discriminator: replaced-token detection on the discriminator;
+#   generator: the generator's masked LM (tied to its input embeddings);
+#   mlm: a masked LM on the discriminator network (the MLM baseline, the
+#     Section 3.2 ablations, Two-Stage's first stage);
+#   copy: All-Tokens MLM's copy probability;
+#   reinforce_baseline: Adversarial ELECTRA's learned REINFORCE baseline.
+HEAD_ATTRIBUTES = {
+    "discriminator": "discriminator_head",
+    "generator": "generator_head",
+    "mlm": "main_mlm_head",
+    "copy": "copy_head",
+    "reinforce_baseline": "baseline_head",
+}
+# BERT's uncased vocabulary's ids, for a model imported without a vocabulary.
+BERT_SPECIAL_TOKEN_IDS = {"[PAD]": 0, "[UNK]": 100, "[CLS]": 101, "[SEP]": 102,
+                          "[MASK]": 103}
+# The objectives whose main network is a discriminator.
+DISCRIMINATIVE_OBJECTIVES = ("electra", "electra_15", "two_stage",
+                             "adversarial")
+
+
+class ModelConfigError(errors.CheckpointError):
+  """A model config file is missing, unreadable or inconsistent."""
+
+
+@dataclasses.dataclass(frozen=True)
+class ModelConfig:
+  """The weights of an ELECTRA checkpoint, and how to feed them.
+
+  Attributes:
+    discriminator: the discriminator's (main network's) `EncoderConfig`, or
+      None for a generator-only import.
+    generator: the generator's `EncoderConfig`, or None.
+    tie_embeddings: whether the two towers share one embedding block (all
+      but Two-Stage, whose towers have their own).
+    heads: names of the heads present (keys of `HEAD_ATTRIBUTES`), sorted.
+    special_token_ids: ids of `[PAD] [UNK] [CLS] [SEP] [MASK]`.
+    lower_case: whether the vocabulary is uncased (text lower-cased and
+      accents stripped before WordPiece).
+    max_seq_length: tokens per sequence in training; the export's text
+      signatures pack to it.
+  """
+  discriminator: Optional[encoder_config_lib.EncoderConfig]
+  generator: Optional[encoder_config_lib.EncoderConfig] = None
+  tie_embeddings: bool = True
+  heads: tuple = ()
+  special_token_ids: dict = dataclasses.field(
+      default_factory=lambda: dict(BERT_SPECIAL_TOKEN_IDS))
+  lower_case: bool = True
+  max_seq_length: int = 128
+
+  def __post_init__(self):
+    if self.discriminator is None and self.generator is None:
+      raise ModelConfigError("a model config needs a discriminator or a "
+                             "generator")
+    unknown = set(self.heads) - set(HEAD_ATTRIBUTES)
+    if unknown:
+      raise ModelConfigError(f"unknown heads {sorted(unknown)}; known: "
+                             f"{sorted(HEAD_ATTRIBUTES)}")
+    object.__setattr__(self, "heads", tuple(sorted(set(self.heads))))
+    if "generator" in self.heads and self.generator is None:
+      raise ModelConfigError("a generator head needs a generator")
+    discriminator_heads = set(self.heads) - {"generator"}
+    if discriminator_heads and self.discriminator is None:
+      raise ModelConfigError(f"heads {sorted(discriminator_heads)} need a "
+                             "discriminator")
+    missing = {"[PAD]", "[CLS]", "[SEP]", "[MASK]"} - set(
+        self.special_token_ids)
+    if missing:
+      raise ModelConfigError(f"special_token_ids lacks {sorted(missing)}")
+
+  @property
+  def main(self):
+    """The config of the main network (the discriminator when present)."""
+    return self.discriminator or self.generator
+
+  def to_dict(self):
+    values = dataclasses.asdict(self)
+    values["heads"] = list(self.heads)
+    return values
+
+  @classmethod
+  def from_dict(cls, values):
+    values = dict(values)
+    for key in ("discriminator", "generator"):
+      if values.get(key) is not None:
+        values[key] = encoder_config_lib.EncoderConfig.from_dict(values[key])
+    values["heads"] = tuple(values.get("heads", ()))
+    unknown = set(values) - {field.name for field in dataclasses.fields(cls)}
+    if unknown:
+      raise ModelConfigError(f"unknown model config fields {sorted(unknown)}")
+    return cls(**values)
+
+
+def objective_heads(objective, has_generator_network):
+  """The heads a pretraining objective trains (see `ElectraPretrainer`)."""
+  heads = set()
+  if has_generator_network:
+    heads.add("generator")
+  if objective in DISCRIMINATIVE_OBJECTIVES:
+    heads.add("discriminator")
+  if objective not in DISCRIMINATIVE_OBJECTIVES or objective == "two_stage":
+    heads.add("mlm")
+  if objective == "all_tokens_mlm":
+    heads.add("copy")
+  if objective == "adversarial":
+    heads.add("reinforce_baseline")
+  return tuple(sorted(heads))
+
+
+def pretraining_generator_config(encoder, objective, generator_hidden_fraction,
+                                 generator_layers_fraction, generator_sizing,
+                                 uniform_generator, unigram_generator):
+  """The generator network a pretraining run with these settings trains, or
+  None (sized by `EncoderConfig.scaled`; Two-Stage's is the discriminator's
+  size, Section 3.3)."""
+  if objective == "mlm" or uniform_generator or unigram_generator:
+    return None
+  if objective == "two_stage":
+    return encoder
+  return encoder.scaled(generator_hidden_fraction, generator_layers_fraction,
+                        generator_sizing)
+
+
+def pretraining_model_config(encoder, objective, generator_hidden_fraction,
+                             generator_layers_fraction, generator_sizing,
+                             uniform_generator, unigram_generator,
+                             special_token_ids, lower_case, max_seq_length):
+  """The `ModelConfig` of the model a pretraining run with these settings
+  trains (Two-Stage's towers with their own embeddings)."""
+  generator = pretraining_generator_config(
+      encoder, objective, generator_hidden_fraction,
+      generator_layers_fraction, generator_sizing, uniform_generator,
+      unigram_generator)
+  return ModelConfig(
+      discriminator=encoder, generator=generator,
+      tie_embeddings=objective != "two_stage",
+      heads=objective_heads(objective, generator is not None),
+      special_token_ids=dict(special_token_ids), lower_case=lower_case,
+      max_seq_length=max_seq_length)
+
+
+@dataclasses.dataclass(frozen=True)
+class RecordedConfig:
+  """What a folder records: its `ModelConfig`, the pretraining settings
+  (a dict, or None when no pretraining run wrote the folder), and the file
+  they came from."""
+  model: ModelConfig
+  pretraining: Optional[dict]
+  path: str
+
+
+def folder_of(path):
+  """The folder of a model directory or of a checkpoint prefix in one."""
+  return path if tf.io.gfile.isdir(path) else os.path.dirname(path)
+
+
+def write_model_config(folder, model, pretraining=None):
+  """Writes `folder/model_config.json` atomically (any TF filesystem)."""
+  values = {"format": FORMAT, "version": VERSION, "model": model.to_dict()}
+  if pretraining is not None:
+    values["pretraining"] = dict(pretraining)
+  path = os.path.join(folder, MODEL_CONFIG_FILE)
+  with tf.io.gfile.GFile(path + ".tmp", "w") as config_file:
+    config_file.write(json.dumps(values, indent=2, sort_keys=True) + "\n")
+  tf.io.gfile.rename(path + ".tmp", path, overwrite=True)
+  return path
+
+
+def read_model_config(path):
+  """The `RecordedConfig` of a model directory or checkpoint prefix, or None.
+
+  Reads `model_config.json`, else the legacy `architecture.json`, else the
+  legacy `encoder_config.json` / `generator_config.json`.
+
+  Raises:
+    ModelConfigError: a file that is there but unreadable (one line, naming
+      it and the fix).
+  """
+  folder = folder_of(path)
+  readers = ((MODEL_CONFIG_FILE, _from_model_config),
+             (LEGACY_ARCHITECTURE_FILE, _from_legacy_architecture))
+  for file_name, reader in readers:
+    config_path = os.path.join(folder, file_name)
+    if tf.io.gfile.exists(config_path):
+      values = _load_json(config_path)
+      try:
+        model, pretraining = reader(values)
+      except (ValueError, TypeError, KeyError, AttributeError) as error:
+        raise ModelConfigError(
+            f"{config_path}: unreadable ({_first_line(error)}); restore it "
+            "from the run that wrote the checkpoint") from None
+      return RecordedConfig(model, pretraining, config_path)
+  towers = []
+  for file_name in (LEGACY_ENCODER_CONFIG_FILE, LEGACY_GENERATOR_CONFIG_FILE):
+    config_path = os.path.join(folder, file_name)
+    if not tf.io.gfile.exists(config_path):
+      towers.append(None)
+      continue
+    try:
+      towers.append(encoder_config_lib.EncoderConfig.from_dict(
+          _load_json(config_path)))
+    except (ValueError, TypeError) as error:
+      raise ModelConfigError(
+          f"{config_path}: not an EncoderConfig ({_first_line(error)}); "
+          "restore it from the conversion that wrote it") from None
+  if towers == [None, None]:
+    return None
+  discriminator, generator = towers
+  heads = (("discriminator",) if discriminator else ()) + (
+      ("generator",) if generator else ())
+  main = discriminator or generator
+  model = ModelConfig(discriminator=discriminator, generator=generator,
+                      tie_embeddings=True, heads=heads,
+                      max_seq_length=main.max_position_embeddings)
+  return RecordedConfig(model, None, os.path.join(
+      folder, LEGACY_ENCODER_CONFIG_FILE if discriminator
+      else LEGACY_GENERATOR_CONFIG_FILE))
+
+
+def require_model_config(path, program):
+  """`read_model_config(path)`, or a `ModelConfigError` saying the fix."""
+  recorded = read_model_config(path)
+  if recorded is None:
+    raise ModelConfigError(
+        f"{folder_of(path)}: no {MODEL_CONFIG_FILE} (nor a legacy "
+        f"{LEGACY_ARCHITECTURE_FILE} or {LEGACY_ENCODER_CONFIG_FILE}); "
+        f"{program} needs a folder written by official_electra.train, "
+        "official_electra.convert or official_electra.finetune")
+  return recorded
+
+
+def _from_model_config(values):
+  if values.get("format") != FORMAT:
+    raise ValueError(f"format {values.get('format')!r} is not {FORMAT!r}")
+  if values.get("version") != VERSION:
+    raise ValueError(f"version {values.get('version')!r} is not {VERSION}; "
+                     "a newer official_electra wrote it: upgrade")
+  return ModelConfig.from_dict(values["model"]), values.get("pretraining")
+
+
+# The settings of a legacy architecture.json that describe the procedure.
+PRETRAINING_KEYS = ("objective", "generator_hidden_fraction",
+                    "generator_layers_fraction", "generator_sizing",
+                    "uniform_generator", "unigram_generator", "mask_prob")
+
+
+def _from_legacy_architecture(values):
+  """architecture.json (pretraining runs and two-tower imports before the
+  model config): the discriminator's config, the generator's fractions and
+  sizing rule (legacy when absent), the objective and the masking."""
+  pretraining = {key: values[key] for key in PRETRAINING_KEYS if key in values}
+  pretraining.setdefault("generator_sizing",
+                         encoder_config_lib.LEGACY_GENERATOR_SIZING)
+  pretraining.setdefault("unigram_generator", False)
+  model = pretraining_model_config(
+      encoder_config_lib.EncoderConfig.from_dict(values["encoder"]),
+      pretraining["objective"], pretraining["generator_hidden_fraction"],
+      pretraining["generator_layers_fraction"],
+      pretraining["generator_sizing"], pretraining["uniform_generator"],
+      pretraining["unigram_generator"], values["special_token_ids"],
+      values.get("lower_case", True), values["max_seq_length"])
+  return model, pretraining
+
+
+def _load_json(path):
+  try:
+    with tf.io.gfile.GFile(path) as config_file:
+      return json.load(config_file)
+  except (ValueError, tf.errors.OpError) as error:
+    raise ModelConfigError(
+        f"{path}: unreadable ({_first_line(error)}); restore it from the run "
+        "that wrote the checkpoint") from None
+
+
+def _first_line(error):
+  text = str(error).strip()
+  return text.splitlines()[0] if text else type(error).__name__
