@@ -20,21 +20,33 @@ the original tool's records), `token_counts.txt` (how often each vocabulary id
 occurs in the records, one count per line in vocab.txt's order: the unigram
 generator's distribution) and, last, `dataset_info.json`.
 
+Shards: example i (in corpus order) goes to shard `i % num_shards`, as in
+the original tool with one job (`ExampleWriter.write_examples`), so every
+shard is a uniform sample of the whole corpus; shard k starts at the k-th
+`num_shards`-th of the corpus and wraps around, so the files a reader
+interleaves are at different places of it (`shard_writer`). The examples
+themselves do not depend on `--num_shards`, only where they go.
+
 Guarantees:
 - Streaming: the corpus is read once in units of at most 1 MiB, with a
-  bounded number in flight, so memory does not grow with the corpus.
+  bounded number in flight and at most 64 MiB of records held between
+  commits, so memory does not grow with the corpus.
 - Deterministic: the bytes written depend only on the input files, the
   vocabulary, `--max_seq_length`, `--lower_case`, `--num_shards` and `--seed`,
-  not on `--num_workers` (each unit has its own random source). Shard k holds
-  the documents that start in the k-th slice of the corpus bytes.
-- Atomic and resumable: shards are written under `.tmp` names and renamed
-  when complete; after a kill, rerunning the same command skips the complete
-  shards and yields the same bytes as an uninterrupted run. A directory is
-  complete when `dataset_info.json` exists; it records every shard's size and
-  sha256.
+  not on `--num_workers` (each unit has its own random source).
+- Atomic and resumable: records are appended to `.tmp` files in commits
+  (about one per 1/16 of the corpus, each recorded in `.build_state/`), and
+  every shard is assembled and renamed to its final name once the corpus is
+  done, so no final name is ever on a partial shard. After a kill, rerunning
+  the same command goes on from the last commit and yields the same bytes as
+  an uninterrupted run. A directory is complete when `dataset_info.json`
+  exists; it records every shard's size, sha256 and records.
 - Repairing: rerunning the command on a finished dataset checks every shard
   (present, its size, its sha256) and rebuilds only those that are missing or
-  damaged, to the same bytes as before.
+  damaged, to the same bytes as before (this reads and tokenizes the whole
+  corpus again: every shard holds part of all of it). Datasets of earlier
+  versions, whose shard k was the k-th slice of the corpus, still load and
+  are still checked, but are not repaired.
 """
 
 import collections
@@ -61,6 +73,11 @@ from tfrecords_tools.errors import BuildError
 
 _MIN_UNIT_BYTES = 4 << 10
 _MAX_UNIT_BYTES = 1 << 20
+_MIN_COMMIT_BYTES = 64 << 10
+_MAX_COMMIT_BYTES = 64 << 20
+# In the fingerprint: how examples are dealt to shards (builds of earlier
+# versions, without it, wrote shard k from the k-th slice of the corpus).
+_SHARD_LAYOUT = "rotated_round_robin"
 _UNITS_IN_FLIGHT_PER_WORKER = 2
 _PROGRESS_SECONDS = 5.0
 _COUNT_NAMES = ("num_documents", "num_tokens", "num_truncated_tokens",
@@ -72,10 +89,15 @@ def _log(message: str) -> None:
   print(message, file=sys.stderr, flush=True)
 
 
-def _unit_bytes(total_bytes: int, num_shards: int) -> int:
-  """About four units per shard, between 4 KiB and 1 MiB."""
-  return min(_MAX_UNIT_BYTES,
-             max(_MIN_UNIT_BYTES, total_bytes // (4 * num_shards)))
+def _unit_bytes(total_bytes: int) -> int:
+  """About 64 units in all, each between 4 KiB and 1 MiB."""
+  return min(_MAX_UNIT_BYTES, max(_MIN_UNIT_BYTES, total_bytes // 64))
+
+
+def _commit_bytes(total_bytes: int) -> int:
+  """Records held between commits: about 1/16 of the corpus's bytes, between
+  64 KiB and 64 MiB."""
+  return min(_MAX_COMMIT_BYTES, max(_MIN_COMMIT_BYTES, total_bytes // 16))
 
 
 def _fingerprint(settings: dict) -> str:
@@ -96,19 +118,17 @@ class _InProcessResult:
 class _Progress:
   """Counts of the whole build and a periodic progress line."""
 
-  def __init__(self, total_bytes: int, num_shards: int):
-    self.counts = collections.Counter()
+  def __init__(self, total_bytes: int, counts: dict):
+    self.counts = collections.Counter(counts)
     self._total_bytes = total_bytes
-    self._num_shards = num_shards
     self._start = self._last = time.monotonic()
     self._new_tokens = 0
 
-  def add(self, counts: dict, processed: bool) -> None:
+  def add(self, counts: dict) -> None:
     self.counts.update(counts)
-    if processed:
-      self._new_tokens += counts["num_tokens"]
+    self._new_tokens += counts["num_tokens"]
 
-  def report(self, bytes_done: int, shards_done: int, force=False) -> None:
+  def report(self, bytes_done: int, force=False) -> None:
     now = time.monotonic()
     if not force and now - self._last < _PROGRESS_SECONDS:
       return
@@ -117,8 +137,7 @@ class _Progress:
     _log(f"{100 * bytes_done / self._total_bytes:5.1f}% "
          f"{self.counts['num_documents']:,} documents "
          f"{self.counts['num_tokens']:,} tokens "
-         f"{self.counts['num_examples']:,} examples "
-         f"{shards_done}/{self._num_shards} shards {rate:,.0f} tokens/s")
+         f"{self.counts['num_examples']:,} examples {rate:,.0f} tokens/s")
 
 
 def build_pretraining_dataset(
@@ -157,11 +176,12 @@ def build_pretraining_dataset(
     raise BuildError(f"no text in --input={input_patterns!r}: "
                      f"{corpus_reader.describe_skipped(skipped)}; point it at "
                      "UTF-8 text files")
-  fingerprint = _fingerprint({
+  settings = {
       "format": dataset_info_lib.FORMAT_VERSION,
       "vocab_sha256": vocabulary.sha256, "lower_case": bool(lower_case),
       "max_seq_length": max_seq_length, "num_shards": num_shards,
-      "seed": seed, "inputs": [[f.path, f.num_bytes] for f in files]})
+      "seed": seed, "inputs": [[f.path, f.num_bytes] for f in files]}
+  fingerprint = _fingerprint({**settings, "shard_layout": _SHARD_LAYOUT})
   try:
     os.makedirs(output_dir, exist_ok=True)
   except OSError as error:
@@ -170,105 +190,38 @@ def build_pretraining_dataset(
   existing = dataset_info_lib.read_dataset_info(output_dir)
   damaged = None
   if existing is not None:
-    if existing.build_fingerprint != fingerprint:
+    contiguous = existing.build_fingerprint == _fingerprint(settings)
+    if existing.build_fingerprint != fingerprint and not contiguous:
       raise BuildError(
           f"{output_dir} holds a finished dataset built from other inputs or "
           "flags: use an empty --output_dir or delete it")
     damaged = _damaged_shards(existing, output_dir)
+    if damaged and contiguous:
+      raise BuildError(
+          f"{next(iter(damaged.values()))}, and {output_dir} was built by an "
+          "earlier version of this tool (shard k the k-th slice of the "
+          "corpus), which this version cannot rebuild: rebuild the dataset "
+          "in an empty --output_dir")
     if not damaged and existing.shard_sha256:
       _log(f"{output_dir} is already complete (every shard checked)")
       return existing
     for message in damaged.values():
       _log(f"warning: {message}: rebuilding this shard")
 
-  shards = shard_writer.ShardSet(output_dir, num_shards, fingerprint)
-  if damaged is None:
-    shard_counts = [shards.completed_counts(s) for s in range(num_shards)]
-  elif not damaged:  # A dataset from before checksums: record them.
-    return _finish_repair(existing, shards, damaged, output_dir)
-  else:  # A repair: only the damaged shards are written.
-    shard_counts = [None if s in damaged else {} for s in range(num_shards)]
-  progress = _Progress(total_bytes, num_shards)
-  for counts in filter(None, shard_counts):
-    progress.add(counts, processed=False)
-  worker_args = (vocabulary.path, bool(lower_case), max_seq_length, seed)
-  if num_workers:
-    pool = multiprocessing.get_context("spawn").Pool(
-        num_workers, initializer=unit_processor.init_worker,
-        initargs=worker_args)
-    submit = lambda unit: pool.apply_async(unit_processor.process_in_worker,
-                                           (unit,))
-  else:
-    pool = None
-    processor = unit_processor.UnitProcessor(*worker_args)
-    submit = lambda unit: _InProcessResult(processor(unit))
-
-  open_shards, next_to_finish = {}, 0  # shard: (writer, counts)
-  in_flight = collections.deque()
-
-  def new_shard(shard):
-    return (shards.open(shard), collections.Counter(),
-            np.zeros([vocabulary.size], np.int64))
-
-  def finish_shards_before(shard):
-    nonlocal next_to_finish
-    while next_to_finish < shard:
-      if shard_counts[next_to_finish] is None:
-        writer, counts, token_counts = (open_shards.pop(next_to_finish, None)
-                                        or new_shard(next_to_finish))
-        counts = {name: int(counts[name]) for name in _COUNT_NAMES}
-        shards.complete(next_to_finish, writer, counts, token_counts)
-        shard_counts[next_to_finish] = counts
-      next_to_finish += 1
-
-  def write(shard, result, end_offset):
-    finish_shards_before(shard)
-    if shard not in open_shards:
-      open_shards[shard] = new_shard(shard)
-    writer, shard_totals, shard_token_counts = open_shards[shard]
-    shard_token_counts += result.token_counts
-    for record in result.records:
-      writer.write(record)
-    counts = {"num_documents": result.num_documents,
-              "num_tokens": result.num_tokens,
-              "num_truncated_tokens": result.num_truncated_tokens,
-              "num_examples": len(result.records),
-              "num_replaced_bytes": result.num_replaced_bytes,
-              "num_malformed_json_lines": result.num_malformed_json_lines}
-    shard_totals.update(counts)
-    progress.add(counts, processed=True)
-    progress.report(end_offset, next_to_finish)
-
-  try:
-    for unit in corpus_reader.iter_units(
-        files, _unit_bytes(total_bytes, num_shards)):
-      shard = unit.start * num_shards // total_bytes
-      if shard_counts[shard] is not None:
-        continue
-      in_flight.append((shard, unit.start + len(unit.data), submit(unit)))
-      while len(in_flight) > _UNITS_IN_FLIGHT_PER_WORKER * max(1, num_workers):
-        shard, end, result = in_flight.popleft()
-        write(shard, result.get(), end)
-    while in_flight:
-      shard, end, result = in_flight.popleft()
-      write(shard, result.get(), end)
-    finish_shards_before(num_shards)
-  finally:
-    if pool is not None:
-      pool.terminate()
-  progress.report(total_bytes, num_shards, force=True)
+  if damaged == {}:  # A dataset from before checksums: record them.
+    return _finish_repair(existing, None, damaged, output_dir)
+  shards = shard_writer.ShardSet(output_dir, num_shards, fingerprint,
+                                 total_bytes, targets=damaged)
+  totals, token_counts = _write_shards(
+      files, total_bytes, shards, vocabulary.size, num_workers,
+      worker_args=(vocabulary.path, bool(lower_case), max_seq_length, seed))
   if existing is not None:
     return _finish_repair(existing, shards, damaged, output_dir)
 
-  totals = collections.Counter()
-  for counts in shard_counts:
-    totals.update(counts)
   if not totals["num_examples"]:
     shards.remove_all()
     raise BuildError(f"--input={input_patterns!r} holds no tokens: check that "
                      "it is text in the vocabulary's language")
-  token_counts = sum(shards.token_counts(s, vocabulary.size)
-                     for s in range(num_shards))
   dataset_info_lib.write_token_counts(output_dir, token_counts)
   info = dataset_info_lib.DatasetInfo(
       vocab_sha256=vocabulary.sha256, vocab_size=vocabulary.size,
@@ -277,9 +230,9 @@ def build_pretraining_dataset(
       shard_files=[shard_writer.shard_name(s, num_shards)
                    for s in range(num_shards)],
       shard_sizes=[os.path.getsize(shards.path(s)) for s in range(num_shards)],
-      shard_sha256=[shards.sha256(s) for s in range(num_shards)],
-      shard_examples=[int(counts.get("num_examples", 0))
-                      for counts in shard_counts],
+      shard_sha256=[dataset_info_lib.file_sha256(shards.path(s))
+                    for s in range(num_shards)],
+      shard_examples=shards.shard_examples,
       token_counts_file=dataset_info_lib.TOKEN_COUNTS_FILENAME,
       input_files=[f.path for f in files], skipped_files=skipped,
       build_fingerprint=fingerprint,
@@ -288,6 +241,84 @@ def build_pretraining_dataset(
   shards.remove_state()
   _summarize(info)
   return info
+
+
+def _write_shards(files, total_bytes, shards, vocab_size, num_workers,
+                  worker_args):
+  """Processes the corpus's units in order and deals their records to
+  `shards`, committing as it goes; resumes after the last commit.
+
+  Returns:
+    `(counts, token_counts)`: the `_COUNT_NAMES` totals and int64
+    `[vocab_size]` occurrences of each id in the records.
+  """
+  resumed = shards.resume()
+  if resumed is None:
+    next_unit, token_counts = 0, np.zeros([vocab_size], np.int64)
+    progress = _Progress(total_bytes, {})
+  else:
+    next_unit = resumed["next_unit"]
+    token_counts = np.asarray(resumed["token_counts"], np.int64)
+    progress = _Progress(total_bytes, resumed["counts"])
+    _log(f"resuming after {next_unit} units: "
+         f"{progress.counts['num_examples']:,} examples already written")
+
+  def commit(final=False):
+    shards.commit({"next_unit": next_unit, "counts": dict(progress.counts),
+                   "token_counts": token_counts.tolist()}, final=final)
+
+  def write(start_offset, end_offset, result):
+    nonlocal next_unit, token_counts
+    shards.add(result.records, start_offset)
+    token_counts += result.token_counts
+    progress.add({"num_documents": result.num_documents,
+                  "num_tokens": result.num_tokens,
+                  "num_truncated_tokens": result.num_truncated_tokens,
+                  "num_examples": len(result.records),
+                  "num_replaced_bytes": result.num_replaced_bytes,
+                  "num_malformed_json_lines": result.num_malformed_json_lines})
+    next_unit = result.index + 1
+    if shards.pending_bytes >= _commit_bytes(total_bytes):
+      commit()
+    progress.report(end_offset)
+
+  if not shards.finished_writing:
+    submit, pool = _submitter(num_workers, worker_args)
+    in_flight = collections.deque()
+    try:
+      for unit in corpus_reader.iter_units(files, _unit_bytes(total_bytes)):
+        if unit.index < next_unit:
+          continue
+        in_flight.append((unit.start, unit.start + len(unit.data),
+                          submit(unit)))
+        while len(in_flight) > _UNITS_IN_FLIGHT_PER_WORKER * max(1,
+                                                                 num_workers):
+          start, end, result = in_flight.popleft()
+          write(start, end, result.get())
+      while in_flight:
+        start, end, result = in_flight.popleft()
+        write(start, end, result.get())
+    finally:
+      if pool is not None:
+        pool.terminate()
+    commit(final=True)
+  shards.assemble()
+  progress.report(total_bytes, force=True)
+  return progress.counts, token_counts
+
+
+def _submitter(num_workers, worker_args):
+  """`(submit, pool)`: `submit(unit)` gives an `AsyncResult` of the unit's
+  `UnitResult`, from `num_workers` processes (`pool`) or, for 0, from this
+  one (`pool` None)."""
+  if not num_workers:
+    processor = unit_processor.UnitProcessor(*worker_args)
+    return lambda unit: _InProcessResult(processor(unit)), None
+  pool = multiprocessing.get_context("spawn").Pool(
+      num_workers, initializer=unit_processor.init_worker,
+      initargs=worker_args)
+  return (lambda unit: pool.apply_async(unit_processor.process_in_worker,
+                                        (unit,)), pool)
 
 
 def _damaged_shards(info, output_dir) -> dict:
@@ -316,11 +347,12 @@ def _damaged_shards(info, output_dir) -> dict:
 
 def _finish_repair(info, shards, damaged, output_dir):
   """Checks the rebuilt shards against the record; adds missing checksums."""
+  paths = [os.path.join(output_dir, name) for name in info.shard_files]
   for index in damaged:
-    path = shards.path(index)
-    checksum = shards.sha256(index)
+    path = paths[index]
     if os.path.getsize(path) != info.shard_sizes[index] or (
-        info.shard_sha256 and checksum != info.shard_sha256[index]):
+        info.shard_sha256 and
+        dataset_info_lib.file_sha256(path) != info.shard_sha256[index]):
       raise BuildError(
           f"{path} was rebuilt but differs from what {output_dir}/"
           f"{dataset_info_lib.DATASET_INFO_FILENAME} records: the corpus "
@@ -328,9 +360,10 @@ def _finish_repair(info, shards, damaged, output_dir):
           "rebuild the dataset in an empty --output_dir")
   if not info.shard_sha256:
     info = dataclasses.replace(info, shard_sha256=[
-        shards.sha256(s) for s in range(info.num_shards)])
+        dataset_info_lib.file_sha256(path) for path in paths])
   info.write(output_dir)
-  shards.remove_state()
+  if shards is not None:
+    shards.remove_state()
   _log(f"repaired {len(damaged)} of {info.num_shards} shards in {output_dir}"
        if damaged else f"recorded the shards' checksums in {output_dir}")
   return info

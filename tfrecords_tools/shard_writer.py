@@ -1,33 +1,54 @@
-"""Atomic, resumable shard files of one dataset build.
+"""Round-robin shard files of one dataset build, atomic and resumable.
 
-A shard is written as `NAME.tmp`; when its last record is in, its counts and
-sha256 go to `.build_state/NAME.json` (with the build's fingerprint), then
-`NAME.tmp` is renamed to `NAME`. A shard is complete when both exist and the
-fingerprint matches, so a rerun of the same build skips it; nothing else looks
-complete.
+Dealing: the build's examples, in corpus order, go to the shards in turn:
+example i to shard `i % num_shards`, as the original ELECTRA tool's
+`ExampleWriter.write_examples` (google-research/electra,
+build_pretraining_dataset.py) does with one job. So every shard holds a
+uniform sample of the whole corpus.
+
+Rotation: shard k starts with its examples from the units that start at or
+after byte `k * total_bytes // num_shards` of the corpus, in order, and then
+wraps around to its examples from before that point. (The original's shards
+all start at the beginning of the corpus: a reader that reads 8 of them side
+by side, as `pretraining_dataloader` does, then reads one region of the
+corpus at a time. Rotated, the 8 are at 8 places of it.)
+
+Files: each shard is written as two parts, `NAME.tmp` (from its rotation
+point on) and `NAME.tail.tmp` (before it); once the whole corpus is in, the
+tail is appended to `NAME.tmp`, which is renamed to `NAME`, so a final name is
+never on a partial file. Nothing is final before the end: every shard takes
+examples to the last one.
+
+Commits: records are buffered in memory and appended to the parts in commits;
+after each, `.build_state/state.json` (written through a temporary file and a
+rename) records the build's fingerprint, every part's length, the records
+dealt to each shard and the caller's progress (where in the corpus it is, its
+counts). A rerun of the same build truncates the parts to the last commit's
+lengths (a commit or an append cut short by a kill leaves bytes beyond them)
+and goes on from there, so the bytes do not depend on where the commits fall,
+nor on a kill.
+
+A repair writes only some shards (`targets`) but deals every example, so its
+shards are those of the original build.
 """
 
 import json
 import os
 import shutil
+from typing import Iterable, Optional, Sequence
 
-import numpy as np
 import tensorflow as tf
 
-from official_electra.data import dataset_info as dataset_info_lib
 from tfrecords_tools.errors import BuildError
 
 SHARD_PREFIX = "pretrain_data.tfrecord"
-_STATE_DIRECTORY = ".build_state"
 TEMPORARY_SUFFIX = ".tmp"
-
-
-def _parse_ids_and_mask(records):
-  features = tf.io.parse_example(records, {
-      name: tf.io.VarLenFeature(tf.int64) for name in ("input_ids",
-                                                       "input_mask")})
-  return (tf.sparse.to_dense(features["input_ids"]),
-          tf.sparse.to_dense(features["input_mask"]))
+_TAIL_SUFFIX = ".tail" + TEMPORARY_SUFFIX
+_HEAD, _TAIL = 0, 1
+_STATE_DIRECTORY = ".build_state"
+_STATE_FILENAME = "state.json"
+# An in-memory file of TensorFlow's, where records get their TFRecord framing.
+_FRAMING_PATH = "ram://tfrecords_tools_shard_writer_framing"
 
 
 def shard_name(shard: int, num_shards: int) -> str:
@@ -35,83 +56,175 @@ def shard_name(shard: int, num_shards: int) -> str:
   return f"{SHARD_PREFIX}-{shard:05d}-of-{num_shards:05d}"
 
 
-class ShardSet:
-  """The shards of one build in `output_dir`."""
+def rotation_points(total_bytes: int, num_shards: int) -> list:
+  """The corpus byte offset where each shard starts (see the module)."""
+  return [shard * total_bytes // num_shards for shard in range(num_shards)]
 
-  def __init__(self, output_dir: str, num_shards: int, fingerprint: str):
+
+def tfrecord_bytes(records: Sequence[bytes]) -> bytes:
+  """What `tf.io.TFRecordWriter` writes for `records`: each one framed by its
+  length and CRCs, with no file header, so these bytes appended to a TFRecord
+  file continue it."""
+  with tf.io.TFRecordWriter(_FRAMING_PATH) as writer:
+    for record in records:
+      writer.write(record)
+  with tf.io.gfile.GFile(_FRAMING_PATH, "rb") as framed:
+    data = framed.read()
+  tf.io.gfile.remove(_FRAMING_PATH)
+  return data
+
+
+class ShardSet:
+  """The rotated round-robin shards of one build; see the module."""
+
+  def __init__(self, output_dir: str, num_shards: int, fingerprint: str,
+               total_bytes: int, targets: Optional[Iterable[int]] = None):
+    """Args: the directory, the shard count, the build's fingerprint, the
+    corpus's bytes, and the shards to write (default: all; a repair writes
+    the damaged ones)."""
     self._output_dir = output_dir
     self._num_shards = num_shards
     self._fingerprint = fingerprint
+    self._rotation_points = rotation_points(total_bytes, num_shards)
+    self._targets = sorted(range(num_shards) if targets is None else targets)
     self._state_dir = os.path.join(output_dir, _STATE_DIRECTORY)
-    os.makedirs(self._state_dir, exist_ok=True)
+    self._state_path = os.path.join(self._state_dir, _STATE_FILENAME)
+    self._shard_examples = [0] * num_shards
+    self._part_bytes = {shard: [0, 0] for shard in self._targets}
+    self._pending = {(shard, part): [] for shard in self._targets
+                     for part in (_HEAD, _TAIL)}
+    self._pending_bytes = 0
+    self._finished_writing = False
+
+  @property
+  def finished_writing(self) -> bool:
+    """Whether the final commit is in (only the assembly may be left)."""
+    return self._finished_writing
+
+  @property
+  def shard_examples(self) -> list:
+    """Examples dealt to each shard so far (written or, for a shard that is
+    not a target, only counted)."""
+    return list(self._shard_examples)
+
+  @property
+  def pending_bytes(self) -> int:
+    """Bytes of records added since the last commit."""
+    return self._pending_bytes
 
   def path(self, shard: int) -> str:
     return os.path.join(self._output_dir, shard_name(shard, self._num_shards))
 
-  def _state_path(self, shard: int) -> str:
-    return os.path.join(self._state_dir,
-                        shard_name(shard, self._num_shards) + ".json")
+  def _part_path(self, shard: int, part: int) -> str:
+    return self.path(shard) + (TEMPORARY_SUFFIX if part == _HEAD
+                               else _TAIL_SUFFIX)
 
-  def _read_state(self, shard: int) -> dict:
+  def _read_state(self) -> Optional[dict]:
     try:
-      with open(self._state_path(shard), encoding="utf-8") as state_file:
+      with open(self._state_path, encoding="utf-8") as state_file:
         return json.load(state_file)
     except (OSError, ValueError):
-      return {}
+      return None
 
-  def completed_counts(self, shard: int):
-    """The saved counts of a complete shard of this build, else None.
+  def resume(self) -> Optional[dict]:
+    """Starts the build, or goes on from this build's last commit.
+
+    Returns:
+      The `progress` of the last commit, or None: nothing of this build was
+      committed (the targets' parts then start empty).
 
     Raises:
-      BuildError: the shard is from another build (other inputs or flags).
+      BuildError: the directory holds shards or a state of another build.
     """
-    if not os.path.exists(self.path(shard)):
-      return None
-    state = self._read_state(shard)
-    if state.get("fingerprint") != self._fingerprint:
+    state = self._read_state()
+    if state is not None and state["fingerprint"] != self._fingerprint:
       raise BuildError(
-          f"{self.path(shard)} is from a different build (other inputs, "
-          "vocabulary or flags): use an empty --output_dir or delete the old "
-          "shards")
-    return state["counts"]
+          f"{self._output_dir} holds an unfinished build with other inputs, "
+          "vocabulary or flags: use an empty --output_dir or delete it")
+    if state is None or state["targets"] != self._targets:
+      if state is None and self._targets == list(range(self._num_shards)):
+        self._refuse_foreign_shards()
+      return self._start()
+    for shard in self._targets:
+      lengths = state["part_bytes"][str(shard)]
+      paths = [self._part_path(shard, part) for part in (_HEAD, _TAIL)]
+      if state["final"] and not os.path.exists(paths[_HEAD]):
+        continue  # Assembled and renamed before the kill.
+      if not all(os.path.exists(path) and os.path.getsize(path) >= length
+                 for path, length in zip(paths, lengths)):
+        return self._start()  # Damaged since: start over.
+      for path, length in zip(paths, lengths):
+        os.truncate(path, length)
+      self._part_bytes[shard] = list(lengths)
+    self._shard_examples = list(state["shard_examples"])
+    self._finished_writing = state["final"]
+    return state["progress"]
 
-  def sha256(self, shard: int) -> str:
-    """The complete shard's sha256 (recorded when it was written)."""
-    return (self._read_state(shard).get("sha256")
-            or dataset_info_lib.file_sha256(self.path(shard)))
+  def _refuse_foreign_shards(self) -> None:
+    for shard in range(self._num_shards):
+      if os.path.exists(self.path(shard)):
+        raise BuildError(
+            f"{self.path(shard)} is from a different build (an earlier "
+            "version of this tool, or other inputs, vocabulary or flags): use "
+            "an empty --output_dir or delete the old shards")
 
-  def token_counts(self, shard: int, vocab_size: int):
-    """The complete shard's token counts (int64 `[vocab_size]`): recorded
-    when it was written, else counted from its records."""
-    recorded = self._read_state(shard).get("token_counts")
-    if recorded is not None:
-      return np.asarray(recorded, np.int64)
-    counts = np.zeros([vocab_size], np.int64)
-    for batch in tf.data.TFRecordDataset(self.path(shard)).batch(1024).map(
-        _parse_ids_and_mask):
-      counts += np.bincount(batch[0].numpy()[batch[1].numpy() == 1],
-                            minlength=vocab_size)
-    return counts
+  def _start(self) -> None:
+    os.makedirs(self._state_dir, exist_ok=True)
+    for shard in range(self._num_shards):
+      for part in (_HEAD, _TAIL):
+        path = self._part_path(shard, part)
+        if shard in self._part_bytes:
+          with open(path, "wb"):
+            pass
+        elif os.path.exists(path):
+          os.remove(path)
 
-  def open(self, shard: int) -> tf.io.TFRecordWriter:
-    """A writer of the shard's temporary file (any stale one is replaced)."""
-    return tf.io.TFRecordWriter(self.path(shard) + TEMPORARY_SUFFIX)
+  def add(self, records: Sequence[bytes], corpus_offset: int) -> None:
+    """Deals serialized examples, the next ones in corpus order, of the unit
+    that starts at byte `corpus_offset` of the corpus."""
+    shard = sum(self._shard_examples) % self._num_shards
+    for record in records:
+      self._shard_examples[shard] += 1
+      if shard in self._part_bytes:
+        part = (_HEAD if corpus_offset >= self._rotation_points[shard]
+                else _TAIL)
+        self._pending[shard, part].append(record)
+        self._pending_bytes += len(record)
+      shard = (shard + 1) % self._num_shards
 
-  def complete(self, shard: int, writer: tf.io.TFRecordWriter,
-               counts: dict, token_counts=None) -> None:
-    """Closes the writer, saves the counts and the file's sha256, and renames
-    the shard in place."""
-    writer.close()
-    checksum = dataset_info_lib.file_sha256(self.path(shard) +
-                                            TEMPORARY_SUFFIX)
-    state_path = self._state_path(shard)
-    with open(state_path + TEMPORARY_SUFFIX, "w", encoding="utf-8") as state:
-      json.dump({"fingerprint": self._fingerprint, "counts": counts,
-                 "sha256": checksum,
-                 "token_counts": (None if token_counts is None else
-                                  [int(n) for n in token_counts])}, state)
-    os.replace(state_path + TEMPORARY_SUFFIX, state_path)
-    os.replace(self.path(shard) + TEMPORARY_SUFFIX, self.path(shard))
+  def commit(self, progress: dict, final: bool = False) -> None:
+    """Appends the added records to the parts, then records them and
+    `progress` (JSON-serializable) in the state; `final`: the last commit."""
+    for (shard, part), records in self._pending.items():
+      if records:
+        data = tfrecord_bytes(records)
+        with open(self._part_path(shard, part), "ab") as part_file:
+          part_file.write(data)
+        self._part_bytes[shard][part] += len(data)
+        records.clear()
+    self._pending_bytes = 0
+    state = {"fingerprint": self._fingerprint, "targets": self._targets,
+             "part_bytes": {str(shard): lengths for shard, lengths
+                            in self._part_bytes.items()},
+             "shard_examples": self._shard_examples, "progress": progress,
+             "final": final}
+    with open(self._state_path + TEMPORARY_SUFFIX, "w",
+              encoding="utf-8") as state_file:
+      json.dump(state, state_file)
+    os.replace(self._state_path + TEMPORARY_SUFFIX, self._state_path)
+    self._finished_writing = final
+
+  def assemble(self) -> None:
+    """After the final commit: appends each shard's tail to its head and
+    gives it its final name."""
+    for shard in self._targets:
+      head, tail = (self._part_path(shard, part) for part in (_HEAD, _TAIL))
+      if os.path.exists(head):
+        with open(head, "ab") as head_file, open(tail, "rb") as tail_file:
+          shutil.copyfileobj(tail_file, head_file)
+        os.replace(head, self.path(shard))
+      if os.path.exists(tail):
+        os.remove(tail)
 
   def remove_state(self) -> None:
     """Drops the resume state once dataset_info.json is written."""
@@ -120,7 +233,8 @@ class ShardSet:
   def remove_all(self) -> None:
     """Removes every shard of this build and the state (an empty corpus)."""
     for shard in range(self._num_shards):
-      for path in (self.path(shard), self.path(shard) + TEMPORARY_SUFFIX):
+      for path in (self.path(shard), self._part_path(shard, _HEAD),
+                   self._part_path(shard, _TAIL)):
         if os.path.exists(path):
           os.remove(path)
     self.remove_state()

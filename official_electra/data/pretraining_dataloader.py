@@ -41,7 +41,8 @@ def resolve_files(file_pattern: Union[str, Sequence[str]]) -> list[str]:
     The files.
 
   Raises:
-    PretrainingDataError: nothing matches.
+    PretrainingDataError: nothing matches, or a directory is an unfinished
+      build (whose shards have no final names before its end).
   """
   patterns = ([file_pattern] if isinstance(file_pattern, str)
               else list(file_pattern))
@@ -50,6 +51,7 @@ def resolve_files(file_pattern: Union[str, Sequence[str]]) -> list[str]:
   files = []
   for pattern in patterns:
     if os.path.isdir(pattern):
+      _check_not_unfinished(pattern)
       pattern = os.path.join(pattern, DEFAULT_SHARD_GLOB)
     files += [path for path in tf.io.gfile.glob(pattern)
               if not path.endswith(_IGNORED_SUFFIXES)]

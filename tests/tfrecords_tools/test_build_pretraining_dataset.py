@@ -1,10 +1,12 @@
-"""Tests of build_pretraining_dataset: records, accounting, bad input,
-determinism, and resuming after SIGKILL."""
+"""Tests of build_pretraining_dataset: records, accounting, round-robin
+shards, bad input, determinism, and resuming after a kill."""
 
 import bz2
 import gzip
+import hashlib
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -15,14 +17,21 @@ import pytest
 import tensorflow as tf
 
 from official_electra.data import dataset_info as dataset_info_lib
+from official_electra.data import pretraining_dataloader
 from official_electra.data import pretraining_features
 from official_electra.tokenization import VocabularyError
 from official_electra.tokenization import WordpieceTokenizer
+from tests.tfrecords_tools import shard_layouts
 from tfrecords_tools import build_pretraining_dataset as build_lib
+from tfrecords_tools import corpus_reader
 from tfrecords_tools import sample_corpus
+from tfrecords_tools import shard_writer
+from tfrecords_tools import unit_processor
 from tfrecords_tools.errors import BuildError
 
 _SEQ = 64
+# Shards of `built`; its examples are not a multiple of it.
+_NUM_SHARDS = 5
 
 
 @pytest.fixture(scope="module")
@@ -37,7 +46,7 @@ def built(corpus, bert_vocab_file, tmp_path_factory):
   output_dir = tmp_path_factory.mktemp("built")
   info = build_lib.build_pretraining_dataset(
       str(corpus), str(bert_vocab_file), str(output_dir),
-      max_seq_length=_SEQ, num_shards=4, num_workers=0, seed=3)
+      max_seq_length=_SEQ, num_shards=_NUM_SHARDS, num_workers=0, seed=3)
   return output_dir, info
 
 
@@ -46,9 +55,20 @@ def _records(output_dir):
   return [r.numpy() for r in tf.data.TFRecordDataset(files)]
 
 
+def _shard_records(output_dir, info):
+  return [[r.numpy() for r in tf.data.TFRecordDataset(str(output_dir / name))]
+          for name in info.shard_files]
+
+
 def _shard_bytes(output_dir):
   return {p.name: p.read_bytes()
           for p in sorted(output_dir.glob("pretrain_data.tfrecord-*"))}
+
+
+def _files(directory):
+  """`{name: bytes}` of every file, hidden state included."""
+  return {str(path.relative_to(directory)): path.read_bytes()
+          for path in sorted(directory.rglob("*")) if path.is_file()}
 
 
 def test_records_have_the_original_layout_and_every_token(built, corpus,
@@ -87,26 +107,70 @@ def test_dataset_info_describes_the_build(built, bert_vocab_file):
   on_disk = dataset_info_lib.read_dataset_info(str(output_dir))
   assert on_disk == info
   assert info.vocab_size == 30522 and info.max_seq_length == _SEQ
-  assert info.lower_case and info.seed == 3 and info.num_shards == 4
+  assert info.lower_case and info.seed == 3 and info.num_shards == _NUM_SHARDS
   assert info.special_token_ids["[CLS]"] == 101
-  assert info.shard_sizes == [
-      os.path.getsize(output_dir / name) for name in info.shard_files]
+  shard_records = _shard_records(output_dir, info)
+  assert info.shard_examples == [len(records) for records in shard_records]
+  assert sum(info.shard_examples) == info.num_examples
+  for name, size, checksum in zip(info.shard_files, info.shard_sizes,
+                                  info.shard_sha256):
+    data = (output_dir / name).read_bytes()
+    assert (len(data), hashlib.sha256(data).hexdigest()) == (size, checksum)
+  features = tf.io.parse_example(
+      sum(shard_records, []), pretraining_features.feature_spec(_SEQ))
+  assert dataset_info_lib.read_token_counts(
+      str(output_dir), info.vocab_size) == unit_processor.count_tokens(
+          features["input_ids"], features["input_mask"],
+          info.vocab_size).tolist()
   assert not list(output_dir.glob("*.tmp"))
   assert not (output_dir / ".build_state").exists()
+
+
+def test_shards_are_the_original_files_rotated(built, corpus, bert_vocab_file,
+                                              tmp_path):
+  """Example i of the corpus is in shard i % 5, as the original tool puts it;
+  shard k starts at the k-th fifth of the corpus and wraps around; so every
+  shard samples every part of the corpus."""
+  output_dir, info = built
+  files, _ = corpus_reader.inspect_corpus_files([str(corpus)])
+  total_bytes = files[0].num_bytes
+  processor = unit_processor.UnitProcessor(str(bert_vocab_file), True, _SEQ, 3)
+  examples, offsets = [], []
+  for unit in corpus_reader.iter_units(files,
+                                       build_lib._unit_bytes(total_bytes)):
+    records = processor(unit).records
+    examples += records
+    offsets += [unit.start] * len(records)
+  # A build of one shard holds them in corpus order.
+  single = build_lib.build_pretraining_dataset(
+      str(corpus), str(bert_vocab_file), str(tmp_path), max_seq_length=_SEQ,
+      num_shards=1, num_workers=0, seed=3)
+  assert _shard_records(tmp_path, single) == [examples]
+  shard_records = _shard_records(output_dir, info)
+  assert shard_records == shard_layouts.rotated_files(
+      examples, offsets, total_bytes, _NUM_SHARDS)
+  original = shard_layouts.original_files(examples, _NUM_SHARDS)
+  fifth = {}  # Of the corpus's bytes.
+  for example, offset in zip(examples, offsets):
+    fifth.setdefault(example, 5 * offset // total_bytes)
+  for shard, records in enumerate(shard_records):
+    assert sorted(records) == sorted(original[shard])
+    assert {fifth[record] for record in records} == set(range(5))
+    assert fifth[records[0]] == shard
 
 
 def test_output_does_not_depend_on_workers(built, corpus, bert_vocab_file,
                                            tmp_path):
   build_lib.build_pretraining_dataset(
       str(corpus), str(bert_vocab_file), str(tmp_path), max_seq_length=_SEQ,
-      num_shards=4, num_workers=2, seed=3)
+      num_shards=_NUM_SHARDS, num_workers=2, seed=3)
   assert _shard_bytes(tmp_path) == _shard_bytes(built[0])
 
 
 def test_seed_changes_the_packing(built, corpus, bert_vocab_file, tmp_path):
   info = build_lib.build_pretraining_dataset(
       str(corpus), str(bert_vocab_file), str(tmp_path), max_seq_length=_SEQ,
-      num_shards=4, num_workers=0, seed=4)
+      num_shards=_NUM_SHARDS, num_workers=0, seed=4)
   assert _shard_bytes(tmp_path) != _shard_bytes(built[0])
   assert info.num_tokens == built[1].num_tokens
 
@@ -117,12 +181,39 @@ def test_rerun_of_a_finished_build_changes_nothing_and_other_flags_fail(
   before = _shard_bytes(output_dir)
   again = build_lib.build_pretraining_dataset(
       str(corpus), str(bert_vocab_file), str(output_dir),
-      max_seq_length=_SEQ, num_shards=4, num_workers=0, seed=3)
+      max_seq_length=_SEQ, num_shards=_NUM_SHARDS, num_workers=0, seed=3)
   assert again == info and _shard_bytes(output_dir) == before
   with pytest.raises(BuildError, match="other inputs or flags"):
     build_lib.build_pretraining_dataset(
         str(corpus), str(bert_vocab_file), str(output_dir),
-        max_seq_length=_SEQ, num_shards=4, num_workers=0, seed=5)
+        max_seq_length=_SEQ, num_shards=_NUM_SHARDS, num_workers=0, seed=5)
+
+
+def test_a_dataset_of_contiguous_shards_is_checked_but_not_rebuilt(
+    built, corpus, bert_vocab_file, tmp_path):
+  """A dataset of an earlier version (its fingerprint without the shard
+  layout): intact, a rerun accepts it; damaged, it says to rebuild it."""
+  old = tmp_path / "old"
+  shutil.copytree(built[0], old)
+  info_path = old / dataset_info_lib.DATASET_INFO_FILENAME
+  fields = json.loads(info_path.read_text())
+  earlier_settings = {
+      "format": 1, "vocab_sha256": fields["vocab_sha256"],
+      "lower_case": True, "max_seq_length": _SEQ, "num_shards": _NUM_SHARDS,
+      "seed": 3, "inputs": [[str(corpus), corpus.stat().st_size]]}
+  fields["build_fingerprint"] = hashlib.sha256(
+      json.dumps(earlier_settings, sort_keys=True).encode()).hexdigest()
+  info_path.write_text(json.dumps(fields))
+  rerun = lambda: build_lib.build_pretraining_dataset(
+      str(corpus), str(bert_vocab_file), str(old), max_seq_length=_SEQ,
+      num_shards=_NUM_SHARDS, num_workers=0, seed=3)
+  assert rerun() == dataset_info_lib.read_dataset_info(str(old))
+  (old / fields["shard_files"][1]).unlink()
+  with pytest.raises(BuildError, match=(
+      "is missing.*an earlier version of this tool.*rebuild the dataset in an "
+      "empty --output_dir")):
+    rerun()
+  assert not (old / ".build_state").exists()
 
 
 def test_formats_and_bad_input(tmp_path, bert_vocab_file):
@@ -171,6 +262,61 @@ def test_empty_corpus_and_missing_vocabulary_leave_nothing(tmp_path,
         str(output_dir))
 
 
+class _Killed(BaseException):
+  """Stands for SIGKILL at a chosen point: nothing after it runs."""
+
+
+def _die_at(death, monkeypatch):
+  """Makes the build die at `death`: in commit `commit_N` or the final
+  commit once the records are in the `.tmp` files but before the state
+  records them, or right after the first shard is renamed."""
+  real_replace = os.replace
+  commits = []
+
+  def replace(source, destination):
+    name = os.path.basename(destination)
+    if name == "state.json":
+      with open(source, encoding="utf-8") as state:
+        final = json.load(state)["final"]
+      commits.append(final)
+      if death == ("final_commit" if final else f"commit_{len(commits)}"):
+        raise _Killed
+    real_replace(source, destination)
+    if death == "first_rename" and name.startswith(shard_writer.SHARD_PREFIX):
+      raise _Killed
+
+  monkeypatch.setattr(shard_writer.os, "replace", replace)
+  return commits
+
+
+@pytest.mark.parametrize("death", ["commit_1", "commit_2", "final_commit",
+                                   "first_rename"])
+def test_a_build_killed_anywhere_resumes_to_the_same_bytes(
+    death, built, corpus, bert_vocab_file, tmp_path, monkeypatch, capsys):
+  output_dir = tmp_path / "killed"
+  build = lambda: build_lib.build_pretraining_dataset(
+      str(corpus), str(bert_vocab_file), str(output_dir), max_seq_length=_SEQ,
+      num_shards=_NUM_SHARDS, num_workers=0, seed=3)
+  commits = _die_at(death, monkeypatch)
+  with pytest.raises(_Killed):
+    build()
+  monkeypatch.undo()
+  assert len(commits) >= 2 or death != "commit_2"
+  assert not (output_dir / dataset_info_lib.DATASET_INFO_FILENAME).exists()
+  final_names = list(output_dir.glob("pretrain_data.tfrecord-*-of-00005"))
+  assert len(final_names) == (1 if death == "first_rename" else 0)
+  # The loader takes none of it, and says the build is unfinished (final
+  # shard names or not).
+  with pytest.raises(pretraining_dataloader.PretrainingDataError,
+                     match="unfinished build.*rerun the same"):
+    pretraining_dataloader.pretraining_dataset(str(output_dir), 4, _SEQ)
+  capsys.readouterr()
+  build()
+  assert ("resuming after" in capsys.readouterr().err) == (
+      death != "commit_1")
+  assert _files(output_dir) == _files(built[0])
+
+
 def _run_tool(corpus, vocab, output_dir, *extra):
   return subprocess.Popen(
       [sys.executable, "-m", "tfrecords_tools.build_pretraining_dataset",
@@ -193,20 +339,21 @@ def test_killed_run_resumes_to_the_same_shards(tmp_path, bert_vocab_file):
   killed = tmp_path / "killed"
   process = _run_tool(corpus, bert_vocab_file, killed)
   deadline = time.monotonic() + 120
-  while not list(killed.glob("pretrain_data.tfrecord-*-of-00012")):
+  while not (killed / ".build_state" / "state.json").exists():
     assert process.poll() is None, process.stderr.read()
     assert time.monotonic() < deadline
     time.sleep(0.005)
   process.send_signal(signal.SIGKILL)
   process.wait()
-  complete = list(killed.glob("pretrain_data.tfrecord-*-of-00012"))
-  assert 1 <= len(complete) < 12, "the kill came too late to test resuming"
+  assert not list(killed.glob("pretrain_data.tfrecord-*-of-00012")), (
+      "the kill came too late to test resuming")
+  assert len(list(killed.glob("pretrain_data.tfrecord-*-of-00012.tmp"))) == 12
   assert not (killed / dataset_info_lib.DATASET_INFO_FILENAME).exists()
   rerun = _run_tool(corpus, bert_vocab_file, killed)
   _, stderr = rerun.communicate(timeout=300)
   assert rerun.returncode == 0, stderr
-  assert _shard_bytes(killed) == _shard_bytes(uninterrupted)
-  assert not list(killed.glob("*.tmp"))
+  assert "resuming after" in stderr
+  assert _files(killed) == _files(uninterrupted)
 
 
 def test_command_line_error_is_one_line(tmp_path, corpus):
