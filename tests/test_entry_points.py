@@ -28,7 +28,8 @@ _MISTAKES = [
      "no_such_run"),
     ("official_electra.convert",
      ["--hf_dir={tmp}/no_such_hf", "--output_dir={tmp}/converted"],
-     "no_such_hf"),
+     "no_such_hf/config.json: no such file; pass a Hugging Face model "
+     "directory"),
     ("official_electra.quickstart", ["--work_dir={tmp}/a_file"], "a_file"),
     ("official_electra.benchmark.input_pipeline",
      ["--file_pattern={tmp}/no_such_data"], "no_such_data"),

@@ -1,5 +1,6 @@
-"""`python -m official_electra.train`: preemption, divergence, config errors,
-and the bfloat16 and XLA paths."""
+"""`python -m official_electra.train`: preemption, divergence, a changed
+architecture, and the bfloat16 and XLA paths (a gin typo:
+tests/reliability/test_pretraining_data_bad_inputs.py)."""
 
 import json
 import os
@@ -17,6 +18,7 @@ from tests.training import tiny_pretraining
 from tests.training.conftest import pretraining_data  # noqa: F401  fixture
 
 _TIMEOUT_SECONDS = 300
+_ENVIRONMENT = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
 
 
 def _command(data, model_dir, *bindings):
@@ -40,7 +42,15 @@ def _command(data, model_dir, *bindings):
 def _run(command):
   return subprocess.run(command, capture_output=True, text=True, check=False,
                         timeout=_TIMEOUT_SECONDS, cwd=tiny_pretraining.REPO_ROOT,
-                        env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"))
+                        env=_ENVIRONMENT)
+
+
+def _start(command, output=subprocess.PIPE):
+  """Starts `command` as `_run` does; stdout and stderr go to `output` (by
+  default a pipe, `process.stdout`, to read while it runs)."""
+  return subprocess.Popen(command, stdout=output, stderr=subprocess.STDOUT,
+                          text=True, cwd=tiny_pretraining.REPO_ROOT,
+                          env=_ENVIRONMENT)
 
 
 def _logged_steps(model_dir):
@@ -48,16 +58,32 @@ def _logged_steps(model_dir):
     return [json.loads(line)["step"] for line in log_file]
 
 
+def _printed_steps(stdout):
+  """The steps of a run's `step N: loss=...` lines."""
+  return [int(line.split(":")[0].split()[1]) for line in stdout.splitlines()
+          if line.startswith("step ")]
+
+
+def _assert_same_weights(actual_prefix, expected_prefix):
+  """The model's weights and the optimizer's slots of two checkpoints agree
+  within 1e-5."""
+  expected = tf.train.load_checkpoint(str(expected_prefix))
+  actual = tf.train.load_checkpoint(str(actual_prefix))
+  names = [name for name in expected.get_variable_to_shape_map()
+           if name.startswith(("model/", "optimizer/"))]
+  assert len(names) > 50
+  for name in names:
+    np.testing.assert_allclose(actual.get_tensor(name),
+                               expected.get_tensor(name), rtol=0, atol=1e-5,
+                               err_msg=name)
+
+
 def test_sigterm_saves_and_the_rerun_resumes(tmp_path, pretraining_data):
   model_dir = tmp_path / "run"
   # No periodic save: a checkpoint can only come from the SIGTERM handler.
-  process = subprocess.Popen(
-      _command(pretraining_data, model_dir,
-               "run_pretraining.num_train_steps=100000",
-               "run_pretraining.save_checkpoints_steps=100000"),
-      stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-      cwd=tiny_pretraining.REPO_ROOT,
-      env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"))
+  process = _start(_command(pretraining_data, model_dir,
+                            "run_pretraining.num_train_steps=100000",
+                            "run_pretraining.save_checkpoints_steps=100000"))
   for line in process.stdout:
     if line.startswith("step 2:"):
       process.send_signal(signal.SIGTERM)
@@ -79,10 +105,8 @@ def test_sigterm_saves_and_the_rerun_resumes(tmp_path, pretraining_data):
   assert f"stopped at step {stopped_step + 2}" in rerun.stdout
   # The rerun starts after the saved step (a restart from step 0 would log
   # steps 1, 2, ... again).
-  rerun_steps = [int(line.split(":")[0].split()[1])
-                 for line in rerun.stdout.splitlines()
-                 if line.startswith("step ")]
-  assert rerun_steps == [stopped_step + 1, stopped_step + 2], rerun.stdout
+  assert _printed_steps(rerun.stdout) == [stopped_step + 1,
+                                         stopped_step + 2], rerun.stdout
   steps = _logged_steps(model_dir)
   assert steps[-2:] == [stopped_step + 1, stopped_step + 2]
   assert steps.count(1) == 1
@@ -122,16 +146,6 @@ def test_nan_loss_stops_naming_the_step_and_keeps_the_good_checkpoint(
   assert not list(model_dir.glob(f"ckpt-{bad_step - 1}.*"))
 
 
-def test_gin_typo_is_one_clear_line(tmp_path, pretraining_data):
-  result = _run(_command(pretraining_data, tmp_path / "run",
-                         "run_pretraining.num_train_stepz=3"))
-  assert result.returncode == 1
-  lines = result.stderr.strip().splitlines()
-  assert lines[-1].startswith("error: gin config ")
-  assert "num_train_stepz" in lines[-1] and "gin/tiny.gin" in lines[-1]
-  assert "Traceback" not in result.stderr
-
-
 @pytest.mark.parametrize("policy,jit_compile", [("mixed_bfloat16", False),
                                                 ("float32", True)])
 def test_bfloat16_and_xla_runs_train_with_finite_losses(
@@ -153,16 +167,9 @@ def test_kill_9_then_rerun_ends_with_the_weights_of_an_uninterrupted_run(
     tmp_path, pretraining_data):
   bindings = ("run_pretraining.num_train_steps=8",
               "run_pretraining.save_checkpoints_steps=2")
-  straight = subprocess.Popen(
-      _command(pretraining_data, tmp_path / "straight", *bindings),
-      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-      cwd=tiny_pretraining.REPO_ROOT,
-      env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"))
-  killed = subprocess.Popen(
-      _command(pretraining_data, tmp_path / "killed", *bindings),
-      stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-      cwd=tiny_pretraining.REPO_ROOT,
-      env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"))
+  straight = _start(_command(pretraining_data, tmp_path / "straight",
+                             *bindings), output=subprocess.DEVNULL)
+  killed = _start(_command(pretraining_data, tmp_path / "killed", *bindings))
   for line in killed.stdout:
     if line.startswith("step 5:"):  # ckpt-4 written, step 5 not saved.
       killed.kill()
@@ -173,12 +180,5 @@ def test_kill_9_then_rerun_ends_with_the_weights_of_an_uninterrupted_run(
   rerun = _run(_command(pretraining_data, tmp_path / "killed", *bindings))
   assert rerun.returncode == 0, rerun.stderr[-3000:]
   assert straight.wait(timeout=_TIMEOUT_SECONDS) == 0
-  expected = tf.train.load_checkpoint(str(tmp_path / "straight" / "ckpt-8"))
-  actual = tf.train.load_checkpoint(str(tmp_path / "killed" / "ckpt-8"))
-  names = [name for name in expected.get_variable_to_shape_map()
-           if name.startswith(("model/", "optimizer/"))]
-  assert len(names) > 50
-  for name in names:
-    np.testing.assert_allclose(actual.get_tensor(name),
-                               expected.get_tensor(name), rtol=0, atol=1e-5,
-                               err_msg=name)
+  _assert_same_weights(tmp_path / "killed" / "ckpt-8",
+                       tmp_path / "straight" / "ckpt-8")

@@ -5,6 +5,7 @@ fix, no traceback, and no results or checkpoint."""
 
 import pytest
 
+from official_electra import command_line
 from tests.reliability import cli
 from tests.reliability import finetune_setup
 
@@ -54,8 +55,10 @@ def _no_results(model_dir):
 
 @pytest.mark.slow
 def test_unknown_glue_task(runs, root):
-  cli.assert_error(runs["unknown_task"].result(), "unknown GLUE task 'SST3'",
-                   "valid tasks: CoLA, SST-2")
+  completed = runs["unknown_task"].result()
+  assert completed.returncode == command_line.USER_ERROR_EXIT_STATUS
+  cli.assert_error(completed,
+                   "error: unknown GLUE task 'SST3'; valid tasks: CoLA, SST-2")
   assert not (root / "run_unknown_task").exists()
 
 

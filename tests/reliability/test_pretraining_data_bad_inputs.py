@@ -11,6 +11,7 @@ import shutil
 import pytest
 import tensorflow as tf
 
+from official_electra import command_line
 from official_electra.data import dataset_info as dataset_info_lib
 from official_electra.data import pretraining_dataloader
 from tests.reliability import cli
@@ -148,7 +149,9 @@ def test_train_truncated_record(runs, bad_data):
 
 @pytest.mark.slow
 def test_train_gin_unknown_parameter(runs, bad_data):
-  cli.assert_error(runs["train_gin_typo"].result(), "gin/tiny.gin",
+  completed = runs["train_gin_typo"].result()
+  assert completed.returncode == command_line.USER_ERROR_EXIT_STATUS
+  cli.assert_error(completed, "error: gin config ", "gin/tiny.gin",
                    "--gin_bindings", "learning_rat", "fix the name")
   assert not (bad_data / "run_gin_typo").exists()
 
