@@ -107,8 +107,9 @@ class TrainingLogger(tf_keras.callbacks.Callback):
 class CheckpointSaver(tf_keras.callbacks.Callback):
   """Saves every `save_every_steps`, on SIGTERM, and at the end; stops on NaN.
 
-  - A checkpoint is written when the step counter reaches a multiple of
-    `save_every_steps` (checked after each `fit` execution) and at the end.
+  - A checkpoint is written at the end of the first `fit` execution (block
+    of `steps_per_execution` steps) at or after each multiple of
+    `save_every_steps`, and at the end.
   - SIGTERM (preemption): the handler only sets a flag; after the running
     execution, a checkpoint is written and training stops (`preempted`).
   - A NaN or Inf loss stops training without saving (`diverged_at_step`).
