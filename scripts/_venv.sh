@@ -1,23 +1,37 @@
 # Shared by the README's two commands: create .venv with a Python the pinned
-# stack supports (3.11 to 3.13: numpy 2.4 needs 3.11 or newer; TensorFlow
-# 2.20 has no wheels past 3.13) and install the pinned requirements files
-# given as arguments. Prefers python3.11 (what CI runs), then 3.12, 3.13, then
-# python3; says which it uses.
+# stack supports and install the pinned requirements files given as
+# arguments; says which Python it uses.
+#
+# ELECTRA_PYTHONS (set by the caller) lists the accepted versions, preferred
+# first; default "3.11 3.12 3.13" (numpy 2.4 needs 3.11 or newer; TensorFlow
+# 2.20 has no wheels past 3.13). The test command accepts 3.11 only: the
+# test-only torch 2.13.0 for 3.12 and 3.13 is PyPI's CUDA build, whose
+# triton crashes the process (segmentation fault) when transformers imports
+# it beside TensorFlow (measured on 3.12.1, 2026-12-02).
 ensure_venv() {
-  local python_bin candidate
+  local python_bin candidate version
+  local accepted="${ELECTRA_PYTHONS:-3.11 3.12 3.13}"
   python_bin=""
-  for candidate in python3.11 python3.12 python3.13 python3; do
-    if command -v "$candidate" > /dev/null && "$candidate" -c \
-        'import sys; sys.exit(not (3, 11) <= sys.version_info[:2] <= (3, 13))'; then
-      python_bin=$(command -v "$candidate")
-      break
+  for candidate in $(for version in $accepted; do echo "python$version"; done) python3; do
+    if command -v "$candidate" > /dev/null; then
+      version=$("$candidate" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
+      if [[ " $accepted " == *" $version "* ]]; then
+        python_bin=$(command -v "$candidate")
+        break
+      fi
     fi
   done
   if [ -z "$python_bin" ]; then
-    echo "error: Python 3.11, 3.12 or 3.13 is required (found $(python3 --version 2>&1 || echo none)); install one of them and rerun." >&2
+    echo "error: this command needs Python ${accepted// / or } (found $(python3 --version 2>&1 || echo none)); install one of them and rerun." >&2
     exit 1
   fi
-  if [ ! -x .venv/bin/python ]; then
+  if [ -x .venv/bin/python ]; then
+    version=$(.venv/bin/python -c 'import sys; print("%d.%d" % sys.version_info[:2])')
+    if [[ " $accepted " != *" $version "* ]]; then
+      echo "error: .venv has Python $version; this command needs ${accepted// / or }: remove .venv and rerun." >&2
+      exit 1
+    fi
+  else
     "$python_bin" -m venv .venv
   fi
   echo "using $(.venv/bin/python --version 2>&1) in .venv" >&2

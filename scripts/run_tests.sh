@@ -10,7 +10,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/_venv.sh
-ensure_venv requirements.txt requirements-test.txt
+# Python 3.11 only: see scripts/_venv.sh (the test-only torch of 3.12/3.13).
+ELECTRA_PYTHONS=3.11 ensure_venv requirements.txt requirements-test.txt
 set +e
 .venv/bin/python -m pytest -n "${ELECTRA_TEST_WORKERS:-2}" --dist loadfile "$@"
 rc=$?
