@@ -111,9 +111,7 @@ def encoder_config_differences(recorded, bindings):
           if getattr(recorded, name, value) != value]
 
 
-def first_line(error):
-  text = str(error).strip()
-  return text.splitlines()[0] if text else type(error).__name__
+first_line = errors.first_line
 
 
 def dropout_random_state(model):

@@ -2,6 +2,12 @@
 `error:` line)."""
 
 
+def first_line(error):
+  """The first line of an exception's message (its type name when empty)."""
+  text = str(error).strip()
+  return text.splitlines()[0] if text else type(error).__name__
+
+
 class CheckpointError(ValueError):
   """A checkpoint or its model config is missing, unreadable or does not fit
   the model; the message names the path and the fix."""

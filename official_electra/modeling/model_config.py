@@ -101,17 +101,9 @@ class ModelConfig:
     if self.discriminator is None and self.generator is None:
       raise ModelConfigError("a model config needs a discriminator or a "
                              "generator")
-    unknown = set(self.heads) - set(HEAD_ATTRIBUTES)
-    if unknown:
-      raise ModelConfigError(f"unknown heads {sorted(unknown)}; known: "
-                             f"{sorted(HEAD_ATTRIBUTES)}")
     object.__setattr__(self, "heads", tuple(sorted(set(self.heads))))
-    if "generator" in self.heads and self.generator is None:
-      raise ModelConfigError("a generator head needs a generator")
-    discriminator_heads = set(self.heads) - {"generator"}
-    if discriminator_heads and self.discriminator is None:
-      raise ModelConfigError(f"heads {sorted(discriminator_heads)} need a "
-                             "discriminator")
+    check_heads(self.heads, self.discriminator is not None,
+                self.generator is not None)
     missing = {"[PAD]", "[CLS]", "[SEP]", "[MASK]"} - set(
         self.special_token_ids)
     if missing:
@@ -138,6 +130,22 @@ class ModelConfig:
     if unknown:
       raise ModelConfigError(f"unknown model config fields {sorted(unknown)}")
     return cls(**values)
+
+
+def check_heads(heads, has_discriminator, has_generator):
+  """Raises `ModelConfigError` unless every head is known and its tower is
+  there (the generator's head needs a generator, all others a
+  discriminator)."""
+  unknown = set(heads) - set(HEAD_ATTRIBUTES)
+  if unknown:
+    raise ModelConfigError(f"unknown heads {sorted(unknown)}; known: "
+                           f"{sorted(HEAD_ATTRIBUTES)}")
+  if "generator" in heads and not has_generator:
+    raise ModelConfigError("a generator head needs a generator")
+  discriminator_heads = set(heads) - {"generator"}
+  if discriminator_heads and not has_discriminator:
+    raise ModelConfigError(f"heads {sorted(discriminator_heads)} need a "
+                           "discriminator")
 
 
 def objective_heads(objective, has_generator_network):
@@ -236,7 +244,7 @@ def read_model_config(path):
         model, pretraining = reader(values)
       except (ValueError, TypeError, KeyError, AttributeError) as error:
         raise ModelConfigError(
-            f"{config_path}: unreadable ({_first_line(error)}); restore it "
+            f"{config_path}: unreadable ({errors.first_line(error)}); restore it "
             "from the run that wrote the checkpoint") from None
       return RecordedConfig(model, pretraining, config_path)
   towers = []
@@ -250,7 +258,7 @@ def read_model_config(path):
           _load_json(config_path)))
     except (ValueError, TypeError) as error:
       raise ModelConfigError(
-          f"{config_path}: not an EncoderConfig ({_first_line(error)}); "
+          f"{config_path}: not an EncoderConfig ({errors.first_line(error)}); "
           "restore it from the conversion that wrote it") from None
   if towers == [None, None]:
     return None
@@ -317,10 +325,7 @@ def _load_json(path):
       return json.load(config_file)
   except (ValueError, tf.errors.OpError) as error:
     raise ModelConfigError(
-        f"{path}: unreadable ({_first_line(error)}); restore it from the run "
+        f"{path}: unreadable ({errors.first_line(error)}); restore it from the run "
         "that wrote the checkpoint") from None
 
 
-def _first_line(error):
-  text = str(error).strip()
-  return text.splitlines()[0] if text else type(error).__name__

@@ -56,38 +56,31 @@ class ElectraModel(tf.Module):
       raise ValueError("an ElectraModel needs a discriminator or a generator "
                        "network")
     self.heads = tuple(sorted(set(heads)))
-    unknown = set(self.heads) - set(model_config_lib.HEAD_ATTRIBUTES)
-    if unknown:
-      raise ValueError(f"unknown heads {sorted(unknown)}")
-    if "generator" in self.heads and generator_network is None:
-      raise ValueError("a generator head needs a generator network")
-    if set(self.heads) - {"generator"} and discriminator_network is None:
-      raise ValueError(f"heads {sorted(set(self.heads) - {'generator'})} "
-                       "need a discriminator network")
+    model_config_lib.check_heads(self.heads, discriminator_network is not None,
+                                 generator_network is not None)
     if discriminator_network is not None:
       self.discriminator_network = discriminator_network
     if generator_network is not None:
       self.generator_network = generator_network
-    initializer = dict(initializer_range=initializer_range)
     # Created in the pretrainer's historical order: a head's initial values
     # depend on how many were created before it under one global seed.
     for head in _CREATION_ORDER:
       if head in self.heads:
         setattr(self, model_config_lib.HEAD_ATTRIBUTES[head],
-                self._new_head(head, initializer_range, initializer))
+                self._new_head(head, initializer_range))
 
-  def _new_head(self, head, initializer_range, initializer):
+  def _new_head(self, head, initializer_range):
     name = _HEAD_LAYER_NAMES[head]
-    if head == "generator":
+    if head in ("generator", "mlm"):
+      network = (self.generator_network if head == "generator" else
+                 self.discriminator_network)
       return masked_lm_head.MaskedLMHead(
-          self.generator_network.embedding_layer, name=name, **initializer)
-    if head == "mlm":
-      return masked_lm_head.MaskedLMHead(
-          self.discriminator_network.embedding_layer, name=name,
-          **initializer)
+          network.embedding_layer, initializer_range=initializer_range,
+          name=name)
     if head in ("discriminator", "copy"):
       return discriminator_head.DiscriminatorHead(
-          self.discriminator_network.hidden_size, name=name, **initializer)
+          self.discriminator_network.hidden_size,
+          initializer_range=initializer_range, name=name)
     # The REINFORCE baseline's logit at each masked slot, from the
     # generator's hidden state there (Appendix F).
     return tf_keras.layers.Dense(
