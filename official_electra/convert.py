@@ -30,6 +30,7 @@ from absl import app
 from absl import flags
 
 from official_electra import command_line
+from official_electra import files
 from official_electra import settings_check
 from official_electra.conversion import checkpoint_dir
 from official_electra.conversion import converters
@@ -131,7 +132,7 @@ def _run_import(flag_values, imports_hf):
   configs = checkpoint_dir.read_configs(flag_values.output_dir)
   towers = [tower for tower, config in zip(("discriminator", "generator"),
                                            configs) if config is not None]
-  described_by = sorted(name for name in os.listdir(flag_values.output_dir)
+  described_by = sorted(name for name in files.listdir(flag_values.output_dir)
                         if name.endswith(".json"))
   return (f"wrote {prefix} ({' and '.join(towers)}; architecture in "
           f"{', '.join(described_by)})")

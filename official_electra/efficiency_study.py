@@ -25,6 +25,7 @@ from absl import flags
 import gin
 
 from official_electra import command_line
+from official_electra import files
 from official_electra.data import dataset_info
 from official_electra.data import glue
 from official_electra.data import pretraining_dataloader
@@ -119,7 +120,7 @@ def main(argv):
     if missing:
       raise GinConfigError(f"no {', '.join(missing)}: pass --"
                            f"{' --'.join(missing)}")
-    if not os.path.isdir(flags.FLAGS.glue_dir):
+    if not files.isdir(flags.FLAGS.glue_dir):
       raise glue.GlueDataError(f"{flags.FLAGS.glue_dir}: no such folder; pass "
                                "--glue_dir pointing at the GLUE data")
     efficiency_study.run_study(

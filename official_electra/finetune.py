@@ -2,7 +2,7 @@
 
     python -m official_electra.finetune --task=RTE --glue_dir=glue_data \
       --init_checkpoint=runs/small --vocab_file=vocab.txt --model_dir=runs/glue \
-      [--gin_file=gin/glue/small.gin] [--gin_param=glue_hyperparameters.learning_rate=1e-4] \
+      [--gin_file=gin/glue/small.gin] [--gin_bindings=glue_hyperparameters.learning_rate=1e-4] \
       [--num_seeds=10]
 
 On SIGTERM (preemption) the running seed stops at the next training step,
@@ -28,8 +28,10 @@ from absl import app
 from absl import flags
 from absl import logging
 import gin
+import tensorflow as tf
 
 from official_electra import command_line
+from official_electra import files
 from official_electra import settings_check
 from official_electra.data import glue
 from official_electra.finetuning import outputs
@@ -39,6 +41,7 @@ from official_electra.finetuning import tasks
 from official_electra.finetuning import trainer
 from official_electra.modeling import checkpoints
 from official_electra.modeling import encoder_config
+from official_electra.modeling import model_config
 from official_electra.optimization import layerwise_decay
 from official_electra.tokenization import vocabulary
 from official_electra.tokenization import wordpiece_tokenizer
@@ -58,8 +61,11 @@ flags.DEFINE_bool("lower_case", True, "Lower-case and strip accents (uncased "
                   "vocabularies such as ELECTRA's).")
 flags.DEFINE_multi_string("gin_file", None, "Gin files, relative to the "
                           f"current folder or the repository; default {DEFAULT_GIN_FILE}.")
-flags.DEFINE_multi_string("gin_param", None, "Gin bindings, e.g. "
-                          "glue_hyperparameters.learning_rate=1e-4.")
+flags.DEFINE_multi_string("gin_bindings", None, "Gin bindings, e.g. "
+                          "glue_hyperparameters.learning_rate=1e-4 (the name "
+                          "every program uses).")
+# The flag's name before the programs shared one; old command lines still run.
+flags.DEFINE_alias("gin_param", "gin_bindings")
 flags.DEFINE_integer("num_seeds", 1, "Fine-tuning runs per task; the median is "
                      "reported (the paper uses 10).", lower_bound=1)
 flags.DEFINE_bool("verbose", False, "Show tracebacks of errors.")
@@ -87,19 +93,18 @@ def _resolve_vocab_file(vocab_file, init_checkpoint):
   if vocab_file:
     return vocab_file
   if init_checkpoint:
-    folder = (init_checkpoint if os.path.isdir(init_checkpoint)
-              else os.path.dirname(init_checkpoint))
-    candidate = os.path.join(folder, "vocab.txt")
-    if os.path.isfile(candidate):
+    candidate = os.path.join(model_config.folder_of(init_checkpoint),
+                             "vocab.txt")
+    if files.isfile(candidate):
       return candidate
   raise vocabulary.VocabularyError(
       "no vocabulary: pass --vocab_file=vocab.txt (the pretrained model's "
       "WordPiece vocabulary, e.g. BERT's uncased vocab.txt)")
 
 
-def _parse_gin(gin_files, gin_params):
+def _parse_gin(gin_files, gin_bindings):
   command_line.parse_gin(
-      gin_files or [DEFAULT_GIN_FILE], gin_params,
+      gin_files or [DEFAULT_GIN_FILE], gin_bindings,
       "see gin/glue/ for small.gin, base.gin and large.gin",
       "fix the binding (see gin/glue/recipe.gin for the names)")
 
@@ -174,7 +179,7 @@ def run(task_flag, glue_dir, init_checkpoint, model_dir, vocab_file, lower_case,
         num_seeds):
   """Fine-tunes every requested task; returns `{task: summary}`."""
   task_names = tasks.resolve_task_names(task_flag)
-  if not os.path.isdir(glue_dir):
+  if not files.isdir(glue_dir):
     raise glue.GlueDataError(f"{glue_dir}: no such folder; pass --glue_dir "
                              "pointing at the GLUE download script's output")
   config = resolve_encoder_config(init_checkpoint)
@@ -188,22 +193,25 @@ def run(task_flag, glue_dir, init_checkpoint, model_dir, vocab_file, lower_case,
         f"encoder's vocab_size is {config.vocab_size}: pass the pretrained "
         "model's vocabulary (vocab.txt beside the checkpoint)")
   try:
-    os.makedirs(model_dir, exist_ok=True)
-  except OSError as error:
+    files.makedirs(model_dir)
+    reason = None if files.isdir(model_dir) else "it is a file"
+  except tf.errors.OpError as error:
+    reason = files.os_error(error, model_dir).strerror
+  if reason is not None:
     raise ModelDirError(f"{model_dir}: cannot create the output folder "
-                        f"({error.strerror}); pass a writable --model_dir "
-                        "that is not a file") from None
-  outputs.write_text_atomically(os.path.join(model_dir, "operative_config.gin"),
+                        f"({reason}); pass a writable --model_dir that is "
+                        "not a file")
+  files.write_text(os.path.join(model_dir, "operative_config.gin"),
                                 gin.config_str())
   results_path = os.path.join(model_dir, outputs.EVAL_RESULTS_FILE)
-  all_results = (outputs.read_json(results_path)
-                 if os.path.isfile(results_path) else {})
+  all_results = (files.read_json(results_path)
+                 if files.isfile(results_path) else {})
   for task_name in task_names:
     summary = trainer.finetune_task(task_name, glue_dir, tokenizer, config,
                                     init_checkpoint, hyperparameters, num_seeds,
                                     model_dir)
     all_results[task_name] = summary
-    outputs.write_json(results_path, all_results)
+    files.write_json(results_path, all_results)
     logging.info("%s median over %d seed(s): %s", task_name, num_seeds,
                  summary["median"])
     print(f"{task_name}: " + ", ".join(
@@ -214,7 +222,7 @@ def run(task_flag, glue_dir, init_checkpoint, model_dir, vocab_file, lower_case,
 def main(argv):
   del argv
   try:
-    _parse_gin(flags.FLAGS.gin_file, flags.FLAGS.gin_param)
+    _parse_gin(flags.FLAGS.gin_file, flags.FLAGS.gin_bindings)
     run(flags.FLAGS.task, flags.FLAGS.glue_dir, flags.FLAGS.init_checkpoint,
         flags.FLAGS.model_dir, flags.FLAGS.vocab_file, flags.FLAGS.lower_case,
         flags.FLAGS.num_seeds)

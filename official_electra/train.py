@@ -21,6 +21,7 @@ import gin
 import tf_keras
 
 from official_electra import command_line
+from official_electra import files
 from official_electra.data import dataset_info
 from official_electra.data import pretraining_dataloader
 from official_electra.modeling import checkpoints
@@ -86,10 +87,8 @@ def parse_gin(gin_files, gin_bindings):
 
 
 def _write_config(model_dir):
-  path = os.path.join(model_dir, CONFIG_FILE)
-  with open(path + ".tmp", "w", encoding="utf-8") as config_file:
-    config_file.write(gin.operative_config_str())
-  os.replace(path + ".tmp", path)
+  files.write_text(os.path.join(model_dir, CONFIG_FILE),
+                   gin.operative_config_str())
 
 
 def main(argv):

@@ -56,6 +56,7 @@ import json
 import multiprocessing
 import os
 import sys
+import tempfile
 import time
 
 from absl import app
@@ -63,6 +64,7 @@ from absl import flags
 import numpy as np
 
 from official_electra import command_line
+from official_electra import files as files_lib
 from official_electra.data import dataset_info as dataset_info_lib
 from official_electra.data import pretraining_dataloader
 from official_electra.tokenization import vocabulary as vocabulary_lib
@@ -140,6 +142,32 @@ class _Progress:
          f"{self.counts['num_examples']:,} examples {rate:,.0f} tokens/s")
 
 
+def _inputs_and_fingerprint(input_patterns, vocab_file, max_seq_length,
+                            lower_case, num_shards, seed):
+  """`((vocabulary, corpus files, skipped files, settings), fingerprint)`:
+  the fingerprint names the dataset these inputs and flags give.
+
+  Raises:
+    BuildError, VocabularyError: no usable corpus or vocabulary.
+  """
+  vocabulary = vocabulary_lib.load_vocabulary(vocab_file)
+  files, skipped = corpus_reader.inspect_corpus_files(
+      corpus_reader.find_corpus_files(input_patterns))
+  for path, reason in skipped.items():
+    _log(f"warning: skipping {path}: {reason}")
+  if not sum(f.num_bytes for f in files):
+    raise BuildError(f"no text in --input={input_patterns!r}: "
+                     f"{corpus_reader.describe_skipped(skipped)}; point it at "
+                     "UTF-8 text files")
+  settings = {
+      "format": dataset_info_lib.FORMAT_VERSION,
+      "vocab_sha256": vocabulary.sha256, "lower_case": bool(lower_case),
+      "max_seq_length": max_seq_length, "num_shards": num_shards,
+      "seed": seed, "inputs": [[f.path, f.num_bytes] for f in files]}
+  fingerprint = _fingerprint({**settings, "shard_layout": _SHARD_LAYOUT})
+  return (vocabulary, files, skipped, settings), fingerprint
+
+
 def build_pretraining_dataset(
     input_patterns: str, vocab_file: str, output_dir: str,
     max_seq_length: int = 128, lower_case: bool = True, num_shards: int = 16,
@@ -166,22 +194,15 @@ def build_pretraining_dataset(
   if num_shards < 1 or max_seq_length < 5 or num_workers < 0:
     raise BuildError("need --num_shards >= 1, --max_seq_length >= 5 and "
                      "--num_workers >= 0")
-  vocabulary = vocabulary_lib.load_vocabulary(vocab_file)
-  files, skipped = corpus_reader.inspect_corpus_files(
-      corpus_reader.find_corpus_files(input_patterns))
-  for path, reason in skipped.items():
-    _log(f"warning: skipping {path}: {reason}")
+  if not files_lib.is_local(output_dir):
+    return _build_and_upload(
+        input_patterns, vocab_file, output_dir, max_seq_length=max_seq_length,
+        lower_case=lower_case, num_shards=num_shards, num_workers=num_workers,
+        seed=seed)
+  (vocabulary, files, skipped, settings), fingerprint = (
+      _inputs_and_fingerprint(input_patterns, vocab_file, max_seq_length,
+                              lower_case, num_shards, seed))
   total_bytes = sum(f.num_bytes for f in files)
-  if not total_bytes:
-    raise BuildError(f"no text in --input={input_patterns!r}: "
-                     f"{corpus_reader.describe_skipped(skipped)}; point it at "
-                     "UTF-8 text files")
-  settings = {
-      "format": dataset_info_lib.FORMAT_VERSION,
-      "vocab_sha256": vocabulary.sha256, "lower_case": bool(lower_case),
-      "max_seq_length": max_seq_length, "num_shards": num_shards,
-      "seed": seed, "inputs": [[f.path, f.num_bytes] for f in files]}
-  fingerprint = _fingerprint({**settings, "shard_layout": _SHARD_LAYOUT})
   try:
     os.makedirs(output_dir, exist_ok=True)
   except OSError as error:
@@ -319,6 +340,51 @@ def _submitter(num_workers, worker_args):
       initargs=worker_args)
   return (lambda unit: pool.apply_async(unit_processor.process_in_worker,
                                         (unit,)), pool)
+
+
+def local_staging_dir(output_dir: str) -> str:
+  """The local folder where the dataset for a remote `output_dir` is built:
+  one per destination, so a killed build resumes there."""
+  digest = hashlib.sha256(output_dir.encode()).hexdigest()[:16]
+  return os.path.join(tempfile.gettempdir(), "official_electra_builds",
+                      digest)
+
+
+def _build_and_upload(input_patterns, vocab_file, output_dir, **options):
+  """A dataset for a `gs://` (or other non-local) `output_dir`.
+
+  Object stores cannot append to or truncate a file, which the resumable
+  writer needs, so the dataset is built (and resumed) in a local staging
+  folder, then uploaded: shards and token counts first, `dataset_info.json`
+  last, so the destination is complete once it has that file. A destination
+  that already holds this dataset, every shard's checksum matching, is
+  reused; a damaged one is uploaded again.
+  """
+  existing = dataset_info_lib.read_dataset_info(output_dir)
+  if existing is not None:
+    _, fingerprint = _inputs_and_fingerprint(
+        input_patterns, vocab_file, options["max_seq_length"],
+        options["lower_case"], options["num_shards"], options["seed"])
+    if existing.build_fingerprint != fingerprint:
+      raise BuildError(
+          f"{output_dir} holds a finished dataset built from other inputs or "
+          "flags: use an empty --output_dir or delete it")
+    problems = existing.shard_problems(output_dir, verify_checksums=True)
+    if not problems:
+      _log(f"{output_dir} is already complete (every shard checked)")
+      return existing
+    for _, message in problems:
+      _log(f"warning: {message}: uploading the dataset again")
+  staging = local_staging_dir(output_dir)
+  info = build_pretraining_dataset(input_patterns, vocab_file, staging,
+                                   **options)
+  names = [name for name in files_lib.listdir(staging)
+           if name != dataset_info_lib.DATASET_INFO_FILENAME]
+  for name in sorted(names) + [dataset_info_lib.DATASET_INFO_FILENAME]:
+    _log(f"uploading {name} to {output_dir}")
+    files_lib.copy(os.path.join(staging, name), os.path.join(output_dir, name))
+  files_lib.remove_tree(staging)
+  return info
 
 
 def _damaged_shards(info, output_dir) -> dict:

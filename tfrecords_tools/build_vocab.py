@@ -20,6 +20,7 @@ import tensorflow as tf
 from tensorflow_text.tools.wordpiece_vocab import wordpiece_tokenizer_learner_lib
 
 from official_electra import command_line
+from official_electra import files
 from official_electra.tokenization import bert_text_normalization
 from official_electra.tokenization import vocabulary as vocabulary_lib
 from tfrecords_tools import corpus_reader
@@ -85,8 +86,8 @@ def build_vocab(input_patterns: str, output: str, vocab_size: int,
   if vocab_size <= len(special_tokens):
     raise BuildError(f"--vocab_size={vocab_size} leaves no room besides "
                      f"{' '.join(special_tokens)}: use e.g. 30522")
-  output_folder = os.path.dirname(os.path.abspath(output))
-  if not os.path.isdir(output_folder):
+  output_folder = os.path.dirname(files.absolute(output))
+  if not files.isdir(output_folder):
     raise BuildError(f"cannot write --output={output}: the folder "
                      f"{output_folder} does not exist; create it first")
   word_counts = count_words(input_patterns, lower_case)
@@ -96,10 +97,7 @@ def build_vocab(input_patterns: str, output: str, vocab_size: int,
   tokens = wordpiece_tokenizer_learner_lib.learn(
       list(word_counts.items()), vocab_size, special_tokens,
       max_input_tokens=max_words)
-  temporary_path = output + ".tmp"
-  with open(temporary_path, "w", encoding="utf-8") as vocab_file:
-    vocab_file.write("".join(token + "\n" for token in tokens))
-  os.replace(temporary_path, output)
+  files.write_text(output, "".join(token + "\n" for token in tokens))
   vocabulary_lib.load_vocabulary(output)
   return tokens
 

@@ -7,17 +7,18 @@ compressed as `.gz` or `.bz2`.
 
 The main process only cuts the byte stream; workers decode it. A unit ends at
 a blank line (plain text) or a line end (JSON Lines) and never spans two files.
-A document longer than four units is cut at a line end (its parts are packed
-as separate documents), and a line longer than that is cut at a space.
+A plain-text document longer than four units is cut at a line end (its parts
+are packed as separate documents), and a line longer than that at a space. A
+JSON Lines document is never cut (its unit holds the whole line).
 """
 
 import bz2
+import contextlib
 import dataclasses
-import glob
 import gzip
-import os
 from typing import BinaryIO, Iterator
 
+from official_electra import files as files_lib
 from tfrecords_tools.errors import BuildError
 
 PLAIN_TEXT = "text"
@@ -53,12 +54,20 @@ class CorpusUnit:
   data: bytes
 
 
-def _open(path: str) -> BinaryIO:
-  if path.endswith(".gz"):
-    return gzip.open(path, "rb")
-  if path.endswith(".bz2"):
-    return bz2.open(path, "rb")
-  return open(path, "rb")
+@contextlib.contextmanager
+def _open(path: str) -> Iterator[BinaryIO]:
+  """The decompressed bytes of `path`, on any TensorFlow filesystem."""
+  # Python's own reader locally (faster); tf.io.gfile for gs:// and others.
+  with (open(path, "rb") if files_lib.is_local(path)
+        else files_lib.open_file(path, "rb")) as raw:
+    if path.endswith(".gz"):
+      with gzip.GzipFile(fileobj=raw, mode="rb") as stream:
+        yield stream
+    elif path.endswith(".bz2"):
+      with bz2.BZ2File(raw, "rb") as stream:
+        yield stream
+    else:
+      yield raw
 
 
 def _kind(path: str) -> str:
@@ -74,8 +83,7 @@ def find_corpus_files(patterns: str) -> list[str]:
   """
   paths = []
   for pattern in (p.strip() for p in patterns.split(",") if p.strip()):
-    matches = sorted(p for p in glob.glob(pattern, recursive=True)
-                     if os.path.isfile(p))
+    matches = [p for p in files_lib.glob(pattern) if files_lib.isfile(p)]
     if not matches:
       raise BuildError(f"--input pattern {pattern!r} matches no file: check "
                        "the path and quote the pattern so the shell does not "
@@ -83,12 +91,12 @@ def find_corpus_files(patterns: str) -> list[str]:
     paths.extend(matches)
   if not paths:
     raise BuildError("--input is empty: give a glob of text files")
-  return list(dict.fromkeys(os.path.abspath(p) for p in paths))
+  return list(dict.fromkeys(files_lib.absolute(p) for p in paths))
 
 
 def _decompressed_size(path: str) -> int:
   if not path.endswith((".gz", ".bz2")):
-    return os.path.getsize(path)
+    return files_lib.size(path)
   total = 0
   with _open(path) as stream:
     while block := stream.read(_READ_BYTES):
@@ -146,7 +154,9 @@ def _cut_position(buffer: bytes, kind: str, forced: bool) -> int:
     line_end = buffer.rfind(b"\n")
     if line_end >= 0:
       return line_end + 1
-  if not forced:
+  if not forced or kind == JSON_LINES:
+    # A JSON Lines document is one line: never cut inside it (half a JSON
+    # object parses as nothing); its unit grows to hold the whole line.
     return 0
   space = buffer.rfind(b" ")
   if space >= 0:

@@ -14,13 +14,11 @@ Reading accepts any folder with a model config (or a legacy
 converts too.
 """
 
-import json
 import os
-import shutil
-import tempfile
 
 import tensorflow as tf
 
+from official_electra import files
 from official_electra.conversion import electra_parts
 from official_electra.modeling import checkpoints
 from official_electra.modeling import encoder_config as encoder_config_lib
@@ -47,20 +45,19 @@ def write_checkpoint_dir(model, output_dir, special_token_ids, vocab_file=None,
     The checkpoint prefix, `<output_dir>/ckpt-0`.
   """
   electra_parts.check_new_output(output_dir)
-  parent = os.path.dirname(os.path.abspath(output_dir))
-  os.makedirs(parent, exist_ok=True)
-  staging = tempfile.mkdtemp(prefix=".converting-", dir=parent)
+  staging = files.staging_folder(output_dir)
   try:
     manager = tf.train.CheckpointManager(
         tf.train.Checkpoint(model=model), staging, max_to_keep=1)
     manager.save(checkpoint_number=0)
+    if vocab_file is not None:
+      files.copy(vocab_file, os.path.join(staging, VOCAB_FILE))
     model_config_lib.write_model_config(staging, electra_parts.model_config(
         *electra_parts.model_configs(model), special_token_ids, lower_case))
-    if vocab_file is not None:
-      shutil.copyfile(vocab_file, os.path.join(staging, VOCAB_FILE))
-    os.replace(staging, output_dir)
+    files.publish_folder(staging, output_dir,
+                         last=model_config_lib.MODEL_CONFIG_FILE)
   except BaseException:
-    shutil.rmtree(staging, ignore_errors=True)
+    files.remove_tree(staging)
     raise
   return os.path.join(output_dir, "ckpt-0")
 
@@ -68,8 +65,7 @@ def write_checkpoint_dir(model, output_dir, special_token_ids, vocab_file=None,
 def read_config_file(path):
   """Reads an `EncoderConfig` JSON file."""
   try:
-    with open(path) as config_file:
-      return encoder_config_lib.EncoderConfig.from_dict(json.load(config_file))
+    return encoder_config_lib.EncoderConfig.from_dict(files.read_json(path))
   except OSError as error:
     raise electra_parts.ConversionError(
         f"cannot read {path} ({error.strerror}); pass an EncoderConfig JSON "

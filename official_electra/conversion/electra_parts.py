@@ -8,8 +8,8 @@ the weights-only model with the towers present and each tower's head
 the checkpoint.
 """
 
-import os
 
+from official_electra import files
 from official_electra.modeling import encoder_config as encoder_config_lib
 from official_electra.modeling import model_config as model_config_lib
 from official_electra.modeling.models import electra_model
@@ -131,6 +131,6 @@ def special_token_ids_from(vocab_file, vocab_size):
 
 def check_new_output(path):
   """Raises `ConversionError` when `path` exists and is not an empty folder."""
-  if os.path.exists(path) and (not os.path.isdir(path) or os.listdir(path)):
+  if files.exists(path) and (not files.isdir(path) or files.listdir(path)):
     raise ConversionError(f"{path} already exists; pass a new output path "
                           "(nothing is overwritten)")

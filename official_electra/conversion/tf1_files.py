@@ -12,8 +12,10 @@ import os
 import numpy as np
 import tensorflow as tf
 
+from official_electra import files
 from official_electra.conversion import electra_parts
 from official_electra.conversion import tf1_names
+from official_electra.modeling import model_config
 
 _SKIPPED_NAMES = ("global_step",)
 _SKIPPED_SUFFIXES = ("/adam_m", "/adam_v")
@@ -31,7 +33,11 @@ def read_tf1_checkpoint(prefix):
       object-based (TF2) checkpoint.
   """
   try:
-    reader = tf.train.load_checkpoint(prefix)
+    # The prefix directly when it is one (on ram:// a prefix also looks like
+    # a folder, which load_checkpoint would search).
+    reader = (tf.compat.v1.train.NewCheckpointReader(prefix)
+              if model_config.is_checkpoint_prefix(prefix)
+              else tf.train.load_checkpoint(prefix))
   except (ValueError, tf.errors.OpError) as error:
     raise electra_parts.ConversionError(
         f"{prefix}: not a readable TF1 checkpoint "
@@ -49,7 +55,7 @@ def read_tf1_checkpoint(prefix):
 def check_new_prefix(prefix):
   """Raises `ConversionError` when a checkpoint exists at `prefix`."""
   for suffix in (".index", ".data-00000-of-00001"):
-    if os.path.exists(prefix + suffix):
+    if files.exists(prefix + suffix):
       raise electra_parts.ConversionError(
           f"{prefix}{suffix} already exists; pass a new output prefix "
           "(nothing is overwritten)")
@@ -66,7 +72,7 @@ def write_tf1_checkpoint(model, prefix):
     The list of TF1 names written.
   """
   check_new_prefix(prefix)
-  os.makedirs(os.path.dirname(os.path.abspath(prefix)), exist_ok=True)
+  files.makedirs(os.path.dirname(files.absolute(prefix)))
   weights = tf1_names.read_weights(model)
   names = sorted(weights)
   staging = prefix + ".tmp-converting"
@@ -74,6 +80,6 @@ def write_tf1_checkpoint(model, prefix):
       prefix=staging, tensor_names=names, shape_and_slices=[""] * len(names),
       tensors=[tf.constant(np.ascontiguousarray(weights[name]))
                for name in names])
-  os.replace(staging + ".data-00000-of-00001", prefix + ".data-00000-of-00001")
-  os.replace(staging + ".index", prefix + ".index")
+  for suffix in (".data-00000-of-00001", ".index"):
+    tf.io.gfile.rename(staging + suffix, prefix + suffix, overwrite=True)
   return names

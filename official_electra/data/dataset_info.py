@@ -14,6 +14,8 @@ from typing import Optional
 
 import tensorflow as tf
 
+from official_electra import files
+
 DATASET_INFO_FILENAME = "dataset_info.json"
 FORMAT_VERSION = 1
 # The shard files of a dataset directory (tfrecords_tools.shard_writer's
@@ -103,11 +105,7 @@ class DatasetInfo:
   def write(self, directory: str) -> str:
     """Writes `directory/dataset_info.json` atomically; returns its path."""
     path = os.path.join(directory, DATASET_INFO_FILENAME)
-    temporary_path = path + ".tmp"
-    with tf.io.gfile.GFile(temporary_path, "w") as info_file:
-      info_file.write(json.dumps(dataclasses.asdict(self), indent=2,
-                                 sort_keys=True) + "\n")
-    tf.io.gfile.rename(temporary_path, path, overwrite=True)
+    files.write_json(path, dataclasses.asdict(self))
     return path
 
   def shard_problems(self, directory: str,
@@ -187,9 +185,7 @@ class DatasetInfo:
 def write_token_counts(directory: str, counts) -> str:
   """Writes `directory/token_counts.txt` atomically; returns its path."""
   path = os.path.join(directory, TOKEN_COUNTS_FILENAME)
-  with tf.io.gfile.GFile(path + _TEMPORARY_SUFFIX, "w") as counts_file:
-    counts_file.write("".join(f"{int(count)}\n" for count in counts))
-  tf.io.gfile.rename(path + _TEMPORARY_SUFFIX, path, overwrite=True)
+  files.write_text(path, "".join(f"{int(count)}\n" for count in counts))
   return path
 
 

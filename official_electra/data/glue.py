@@ -10,8 +10,11 @@ ELECTRA_REFERENCE.md and the original's `finetune/classification/classification_
 """
 
 import dataclasses
+import io
 import os
 from typing import Optional, Sequence, Union
+
+from official_electra import files
 
 GLUE_TASK_NAMES = ("CoLA", "SST-2", "MRPC", "STS-B", "QQP", "MNLI", "QNLI",
                    "RTE", "WNLI")
@@ -220,12 +223,14 @@ def read_tsv_file(path: str, task_name: str, split: str) -> list[GlueExample]:
   task_layout = get_task_layout(task_name)
   is_test = _is_test_split(task_layout, split)
   layout = task_layout.test if is_test else task_layout.labelled
-  if not os.path.isfile(path):
+  if not files.isfile(path):
     raise GlueDataError(f"{path}: no such file; pass --glue_dir pointing at the "
                         "folder the GLUE download script wrote")
   examples = []
   try:
-    with open(path, encoding="utf-8", newline="") as tsv_file:
+    # Lines end at \n, \r\n or \r, as Python's reader with newline="".
+    with io.StringIO(files.read_bytes(path).decode("utf-8"),
+                     newline="") as tsv_file:
       for line_number, line in enumerate(tsv_file, start=1):
         if line_number == 1 and layout.has_header:
           continue

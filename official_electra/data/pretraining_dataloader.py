@@ -13,6 +13,7 @@ from typing import Optional, Sequence, Union
 from absl import logging
 import tensorflow as tf
 
+from official_electra import files
 from official_electra.data import dataset_info as dataset_info_lib
 from official_electra.data import pretraining_features
 from official_electra.tokenization import vocabulary as vocabulary_lib
@@ -48,19 +49,19 @@ def resolve_files(file_pattern: Union[str, Sequence[str]]) -> list[str]:
               else list(file_pattern))
   patterns = [p.strip() for text in patterns for p in text.split(",")
               if p.strip()]
-  files = []
+  matches = []
   for pattern in patterns:
-    if os.path.isdir(pattern):
+    if files.isdir(pattern):
       _check_not_unfinished(pattern)
       pattern = os.path.join(pattern, DEFAULT_SHARD_GLOB)
-    files += [path for path in tf.io.gfile.glob(pattern)
-              if not path.endswith(_IGNORED_SUFFIXES)]
-  if not files:
+    matches += [path for path in tf.io.gfile.glob(pattern)
+                if not path.endswith(_IGNORED_SUFFIXES)]
+  if not matches:
     raise PretrainingDataError(
         f"no pretraining files match {file_pattern!r}: build them with "
         "`python -m tfrecords_tools.build_pretraining_dataset` or fix the "
         "pattern")
-  return sorted(set(files))
+  return sorted(set(matches))
 
 
 def _check_against_info(info, directory, vocab_size, max_seq_length,

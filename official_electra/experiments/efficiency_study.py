@@ -41,6 +41,7 @@ from typing import Callable, Optional, Sequence
 import tensorflow as tf
 import tf_keras
 
+from official_electra import files
 from official_electra.experiments import linear_probe
 from official_electra.experiments import study_plan
 from official_electra.experiments import study_report
@@ -162,7 +163,7 @@ def _keep_checkpoint(model_dir, step, metrics):
   # folder can be renamed); a relative one would make it relative to the
   # current folder.
   tf.compat.v1.train.update_checkpoint_state(os.path.abspath(staging), prefix)
-  outputs.write_json(os.path.join(staging, PRETRAINING_METRICS_FILE),
+  files.write_json(os.path.join(staging, PRETRAINING_METRICS_FILE),
                      {"step": step, **metrics})
   tf.io.gfile.rename(staging, kept_dir)
   return kept_dir
@@ -338,7 +339,7 @@ def run_study(output_dir: str, corpus: str, glue_dir: str,
                   else f"{variant}_step_{step}")
     encoder_config = (encoder if kept_dir is None else
                       checkpoints.recorded_encoder_config(kept_dir))
-    pretraining_metrics = {} if kept_dir is None else outputs.read_json(
+    pretraining_metrics = {} if kept_dir is None else files.read_json(
         os.path.join(kept_dir, PRETRAINING_METRICS_FILE))
     for task_name in task_names:
       task_started = time.monotonic()
@@ -382,7 +383,7 @@ def _probe(encoders, random_encoder, task_names, glue_dir, tokenizer,
     for task_name in task_names:
       path = os.path.join(probe_dir, encoder_id, f"{task_name}.json")
       if tf.io.gfile.exists(path):
-        task_metrics = outputs.read_json(path)
+        task_metrics = files.read_json(path)
       else:
         if task_name not in encoded:
           encoded[task_name] = trainer.encode_task(
@@ -391,7 +392,7 @@ def _probe(encoders, random_encoder, task_names, glue_dir, tokenizer,
         if network is None:
           network = _frozen_encoder(random_encoder, kept_dir)
         task_metrics = linear_probe.probe_task(network, encoded[task_name])
-        outputs.write_json(path, task_metrics)
+        files.write_json(path, task_metrics)
       score_key = tasks_lib.get_task(task_name).score_key
       for feature, values in task_metrics.items():
         rows.append({"variant": variant, "step": step,

@@ -9,8 +9,8 @@ import collections
 import os
 import statistics
 
+from official_electra import files
 from official_electra.experiments import training_curves
-from official_electra.finetuning import outputs
 
 RESULTS_FILE = "results.json"
 TABLE_FILE = "results.md"
@@ -142,8 +142,8 @@ def plot(results):
 
 def write_report(output_dir, results):
   """Writes the JSON, the table and the figure (each through a rename)."""
-  outputs.write_json(os.path.join(output_dir, RESULTS_FILE), results)
-  outputs.write_text_atomically(os.path.join(output_dir, TABLE_FILE),
+  files.write_json(os.path.join(output_dir, RESULTS_FILE), results)
+  files.write_text(os.path.join(output_dir, TABLE_FILE),
                                 format_table(results))
   training_curves.write_png(os.path.join(output_dir, FIGURE_FILE),
                             plot(results))

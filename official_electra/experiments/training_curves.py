@@ -11,6 +11,8 @@ import os
 
 import tensorflow as tf
 
+from official_electra import files
+
 from official_electra.training import callbacks
 
 FIGURE_FILE = "training_curves.png"
@@ -71,9 +73,7 @@ def figure_png(figure):
 
 def write_png(path, png):
   """Writes PNG bytes through a temporary file and a rename."""
-  with tf.io.gfile.GFile(path + ".tmp", "wb") as png_file:
-    png_file.write(png)
-  tf.io.gfile.rename(path + ".tmp", path, overwrite=True)
+  files.write_bytes(path, png)
 
 
 def write_training_curves(model_dir, output_path=None, title=None):

@@ -107,8 +107,11 @@ def make_training_dataset(features: dict[str, np.ndarray], labels: np.ndarray,
                           skip_batches: int = 0) -> tf.data.Dataset:
   """One epoch of training batches, shuffled by `epoch_order`.
 
-  The last partial batch is dropped (as in the original), so an epoch has
-  `len(labels) // batch_size` batches.
+  The last partial batch is dropped, so an epoch has
+  `len(labels) // batch_size` batches. (The original pads the training set to
+  a multiple of the batch with zero-loss examples and reads it as a repeated
+  stream: `ceil(len / batch_size)` steps per epoch; README, "Where we
+  differ".)
 
   Args:
     features: int32 arrays `[n, max_seq_length]` from `encode_examples`.

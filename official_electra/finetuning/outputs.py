@@ -4,48 +4,15 @@ Every file is written to a temporary name and renamed, so nothing half-written
 looks complete.
 """
 
-import json
 import math
-import os
 import statistics
 from typing import Mapping, Sequence
 
-import tensorflow as tf
+from official_electra import files
+from official_electra.modeling import classifier_checkpoint
 
-EVAL_RESULTS_FILE = "eval_results.json"
-FINETUNED_MODEL_FILE = "finetuned_model.json"
-
-
-def write_text_atomically(path: str, text: str) -> None:
-  """Writes `text` to `path` through a temporary file and a rename."""
-  tf.io.gfile.makedirs(os.path.dirname(path) or ".")
-  temporary_path = f"{path}.tmp"
-  with tf.io.gfile.GFile(temporary_path, "w") as output_file:
-    output_file.write(text)
-  tf.io.gfile.rename(temporary_path, path, overwrite=True)
-
-
-def _nan_to_none(value):
-  """Standard JSON has no NaN (e.g. a correlation of constant predictions)."""
-  if isinstance(value, float) and math.isnan(value):
-    return None
-  if isinstance(value, dict):
-    return {key: _nan_to_none(item) for key, item in value.items()}
-  if isinstance(value, (list, tuple)):
-    return [_nan_to_none(item) for item in value]
-  return value
-
-
-def write_json(path: str, value) -> None:
-  """Writes `value` as indented JSON; NaN becomes null."""
-  write_text_atomically(
-      path, json.dumps(_nan_to_none(value), indent=2, sort_keys=True,
-                       allow_nan=False) + "\n")
-
-
-def read_json(path: str):
-  with tf.io.gfile.GFile(path) as json_file:
-    return json.load(json_file)
+EVAL_RESULTS_FILE = classifier_checkpoint.EVAL_RESULTS_FILE
+FINETUNED_MODEL_FILE = classifier_checkpoint.FINETUNED_MODEL_FILE
 
 
 def write_submission(path: str, example_ids: Sequence[str],
@@ -56,7 +23,7 @@ def write_submission(path: str, example_ids: Sequence[str],
   rows = ["index\tprediction"]
   rows.extend(f"{example_id}\t{prediction}"
               for example_id, prediction in zip(example_ids, predictions))
-  write_text_atomically(path, "\n".join(rows) + "\n")
+  files.write_text(path, "\n".join(rows) + "\n")
 
 
 def summarize_seeds(seed_metrics: Mapping[int, Mapping[str, float]],

@@ -22,7 +22,6 @@ Layout of a task's output directory:
 
 import dataclasses
 import os
-import shutil
 import sys
 import time
 from typing import Optional
@@ -32,6 +31,7 @@ import numpy as np
 import tensorflow as tf
 import tf_keras
 
+from official_electra import files
 from official_electra.data import glue
 from official_electra.finetuning import dev_metrics_callback
 from official_electra.finetuning import inputs
@@ -40,15 +40,16 @@ from official_electra.finetuning import recipes
 from official_electra.finetuning import resumable_training
 from official_electra.finetuning import tasks
 from official_electra.modeling import checkpoints
+from official_electra.modeling import classifier_checkpoint
 from official_electra.modeling import encoder_config as encoder_config_lib
 from official_electra.modeling import model_config as model_config_lib
 from official_electra.modeling.models import electra_classifier
 from official_electra.optimization import layerwise_decay
 from official_electra.optimization import optimizer_factory
 
-CHECKPOINT_PREFIX = os.path.join("checkpoint", "classifier")
+CHECKPOINT_PREFIX = classifier_checkpoint.CHECKPOINT_PREFIX
 TRAIN_CHECKPOINT_DIR = "train_checkpoints"
-VOCAB_FILE = "vocab.txt"
+VOCAB_FILE = classifier_checkpoint.VOCAB_FILE
 
 
 @dataclasses.dataclass(frozen=True)
@@ -195,14 +196,10 @@ def build_classifier(encoder_config: encoder_config_lib.EncoderConfig,
                      init_checkpoint: Optional[str] = None
                      ) -> electra_classifier.ElectraClassifier:
   """A built classifier, its encoder restored from `init_checkpoint` if given."""
-  encoder = build_encoder(encoder_config, init_checkpoint)
-  dummy_inputs = {key: tf.zeros([1, 2], tf.int32) for key in
-                  ("input_word_ids", "input_mask", "input_type_ids")}
-  classifier = electra_classifier.ElectraClassifier(
-      encoder, task.num_outputs, dropout_rate=hyperparameters.dropout_rate,
-      gradient_clip_norm=hyperparameters.gradient_clip_norm)
-  classifier(dummy_inputs)
-  return classifier
+  return classifier_checkpoint.build_classifier(
+      encoder_config, task.num_outputs, hyperparameters.dropout_rate,
+      gradient_clip_norm=hyperparameters.gradient_clip_norm,
+      encoder=build_encoder(encoder_config, init_checkpoint))
 
 
 def _compile(classifier, task, hyperparameters, num_train_steps):
@@ -232,13 +229,13 @@ def save_finetuned_model(classifier, run_dir, task, encoder_config,
   sequence length) and `finetuned_model.json` (the task's head)."""
   tf.train.Checkpoint(classifier=classifier).write(
       os.path.join(run_dir, CHECKPOINT_PREFIX))
-  shutil.copyfile(tokenizer.vocab_file, os.path.join(run_dir, VOCAB_FILE))
+  files.copy(tokenizer.vocab_file, os.path.join(run_dir, VOCAB_FILE))
   model_config_lib.write_model_config(run_dir, model_config_lib.ModelConfig(
       discriminator=encoder_config,
       special_token_ids=tokenizer.special_token_ids(),
       lower_case=tokenizer.lower_case,
       max_seq_length=hyperparameters.max_seq_length))
-  outputs.write_json(os.path.join(run_dir, outputs.FINETUNED_MODEL_FILE), {
+  files.write_json(os.path.join(run_dir, outputs.FINETUNED_MODEL_FILE), {
       "task": task.name,
       "num_outputs": task.num_outputs,
       "dropout_rate": hyperparameters.dropout_rate,
@@ -355,13 +352,13 @@ def finetune_seed(encoded: EncodedTask, encoder_config, init_checkpoint,
   save_finetuned_model(classifier, run_dir, task, encoder_config, hyperparameters,
                      tokenizer)
   metrics = dev_callback.latest_metrics
-  outputs.write_json(os.path.join(run_dir, outputs.EVAL_RESULTS_FILE), {
+  files.write_json(os.path.join(run_dir, outputs.EVAL_RESULTS_FILE), {
       "task": task.name, "seed": seed, "metrics": metrics,
       "num_train_examples": len(encoded.train_labels),
       "num_train_steps": steps_per_epoch * num_epochs,
       "train_seconds": round(train_seconds, 1),
       "hyperparameters": dataclasses.asdict(hyperparameters)})
-  shutil.rmtree(os.path.join(run_dir, TRAIN_CHECKPOINT_DIR), ignore_errors=True)
+  files.remove_tree(os.path.join(run_dir, TRAIN_CHECKPOINT_DIR))
   return metrics
 
 
@@ -390,7 +387,7 @@ def finetune_task(task_name: str, glue_dir: str, tokenizer, encoder_config,
     run_dir = os.path.join(task_dir, f"seed_{seed}")
     results_path = os.path.join(run_dir, outputs.EVAL_RESULTS_FILE)
     if tf.io.gfile.exists(results_path):
-      seed_metrics[seed] = outputs.read_json(results_path)["metrics"]
+      seed_metrics[seed] = files.read_json(results_path)["metrics"]
       logging.info("%s seed %d: already done, reusing %s", task.name, seed,
                    results_path)
       continue
@@ -401,14 +398,14 @@ def finetune_task(task_name: str, glue_dir: str, tokenizer, encoder_config,
                                        hyperparameters, tokenizer, seed, run_dir)
   summary = outputs.summarize_seeds(seed_metrics, task.score_key)
   summary["task"] = task.name
-  outputs.write_json(os.path.join(task_dir, outputs.EVAL_RESULTS_FILE), summary)
+  files.write_json(os.path.join(task_dir, outputs.EVAL_RESULTS_FILE), summary)
   selected_dir = os.path.join(task_dir, f"seed_{summary['selected_seed']}",
                               "predictions")
   for submission_file in task.submission_files:
     source = os.path.join(selected_dir, submission_file)
     if tf.io.gfile.exists(source):
       with tf.io.gfile.GFile(source) as prediction_file:
-        outputs.write_text_atomically(
+        files.write_text(
             os.path.join(model_dir, "submission", submission_file),
             prediction_file.read())
   return summary

@@ -7,6 +7,11 @@ training the `ElectraPretrainer` that owns them): the discriminator lives at
 `model/discriminator_network`, the generator at `model/generator_network`,
 the heads beside them, and the shared embedding block is stored once. Beside
 every checkpoint, `model_config.json` (`model_config.py`) says what it holds.
+
+A fine-tuned run's seed folder (`official_electra.finetune`) holds
+`tf.train.Checkpoint(classifier=ElectraClassifier)` at `checkpoint/classifier`:
+its discriminator lives at `classifier/encoder`, so it too can be exported or
+fine-tuned again (`is_finetuned_checkpoint`).
 """
 
 import os
@@ -31,23 +36,58 @@ def resolve_checkpoint(path):
   Raises:
     CheckpointError: when nothing loadable is there.
   """
-  if os.path.isdir(path):
-    latest = tf.train.latest_checkpoint(path)
+  if model_config_lib.is_checkpoint_prefix(path):
+    return path
+  if tf.io.gfile.isdir(path):
+    latest = _latest_or_only_checkpoint(path)
     if latest is None:
       raise CheckpointError(
           f"{path}: no checkpoint in this directory; pass a model_dir written "
           "by official_electra.train or official_electra.convert, or a "
           "checkpoint prefix such as DIR/ckpt-1000")
     return latest
-  if tf.io.gfile.exists(path + ".index"):
-    return path
   raise CheckpointError(
       f"{path}: not a checkpoint (no {path}.index) nor a directory holding one; "
       "pass a model_dir or a checkpoint prefix such as DIR/ckpt-1000")
 
 
+def _latest_or_only_checkpoint(folder):
+  """The latest checkpoint of `folder`'s state file, else the one checkpoint
+  in it or in one of its sub-folders (a fine-tuned seed folder's
+  `checkpoint/classifier`), else None."""
+  state_file = os.path.join(folder, "checkpoint")
+  if tf.io.gfile.exists(state_file) and not tf.io.gfile.isdir(state_file):
+    latest = tf.train.latest_checkpoint(folder)
+    if latest is not None:
+      return latest
+  indexes = (tf.io.gfile.glob(os.path.join(folder, "*.index")) +
+             tf.io.gfile.glob(os.path.join(folder, "*", "*.index")))
+  prefixes = sorted({path[:-len(".index")] for path in indexes})
+  return prefixes[0] if len(prefixes) == 1 else None
+
+
+_FINETUNED_ENCODER = "classifier/encoder/"
+
+
+def is_finetuned_checkpoint(prefix):
+  """Whether `prefix` is a fine-tuned classifier's checkpoint (its
+  discriminator at `classifier/encoder`) rather than the pretraining layout."""
+  return any(name.startswith(_FINETUNED_ENCODER)
+             for name, _ in tf.train.list_variables(prefix))
+
+
+def discriminator_root(prefix, encoder):
+  """The `tf.train.Checkpoint` tree that reads `encoder` from `prefix`,
+  whichever layout it has (pretraining or fine-tuned)."""
+  if is_finetuned_checkpoint(prefix):
+    return tf.train.Checkpoint(classifier=tf.train.Checkpoint(encoder=encoder))
+  return tf.train.Checkpoint(
+      model=tf.train.Checkpoint(discriminator_network=encoder))
+
+
 def restore_discriminator(encoder, path):
-  """Loads the discriminator's weights from a pretraining checkpoint.
+  """Loads the discriminator's weights from a pretraining, imported or
+  fine-tuned checkpoint.
 
   Args:
     encoder: A built `ElectraEncoder` of the same architecture.
@@ -63,8 +103,7 @@ def restore_discriminator(encoder, path):
   if not encoder.built:
     raise CheckpointError("build the encoder (call it once) before restoring")
   prefix = resolve_checkpoint(path)
-  root = tf.train.Checkpoint(
-      model=tf.train.Checkpoint(discriminator_network=encoder))
+  root = discriminator_root(prefix, encoder)
   try:
     status = root.read(prefix)
   except (ValueError, tf.errors.InvalidArgumentError) as error:

@@ -33,6 +33,7 @@ from typing import Optional
 
 import tensorflow as tf
 
+from official_electra import files
 from official_electra.modeling import encoder_config as encoder_config_lib
 from official_electra.modeling import errors
 
@@ -206,9 +207,20 @@ class RecordedConfig:
   path: str
 
 
+def is_checkpoint_prefix(path):
+  """Whether `path` names a checkpoint (`path.index` exists).
+
+  Asked before "is it a folder?": some filesystems (`ram://`) call any
+  prefix of a file's path a folder, `DIR/ckpt-4` of `DIR/ckpt-4.index` too.
+  """
+  return tf.io.gfile.exists(path + ".index")
+
+
 def folder_of(path):
   """The folder of a model directory or of a checkpoint prefix in one."""
-  return path if tf.io.gfile.isdir(path) else os.path.dirname(path)
+  if is_checkpoint_prefix(path) or not tf.io.gfile.isdir(path):
+    return os.path.dirname(path)
+  return path
 
 
 def write_model_config(folder, model, pretraining=None):
@@ -217,9 +229,7 @@ def write_model_config(folder, model, pretraining=None):
   if pretraining is not None:
     values["pretraining"] = dict(pretraining)
   path = os.path.join(folder, MODEL_CONFIG_FILE)
-  with tf.io.gfile.GFile(path + ".tmp", "w") as config_file:
-    config_file.write(json.dumps(values, indent=2, sort_keys=True) + "\n")
-  tf.io.gfile.rename(path + ".tmp", path, overwrite=True)
+  files.write_json(path, values)
   return path
 
 

@@ -20,11 +20,10 @@ import os
 
 import tensorflow as tf
 
-from official_electra.finetuning import outputs
-from official_electra.finetuning import tasks
-from official_electra.finetuning import trainer
-from official_electra.modeling import encoder_config as encoder_config_lib
-from official_electra.modeling import model_config as model_config_lib
+from official_electra import files
+from official_electra.data import glue
+from official_electra.modeling import classifier_checkpoint
+from official_electra.modeling import errors
 from official_electra.serving import op_allowlist
 from official_electra.tokenization import wordpiece_tokenizer
 
@@ -39,23 +38,24 @@ class ClassifierServingModule(tf.Module):
   Args:
     classifier: a built `ElectraClassifier`.
     tokenizer: the `WordpieceTokenizer` it was fine-tuned with.
-    task: the `GlueTask` (labels, single sentence or pair).
+    task: the GLUE task's `glue.TaskLayout` (labels, single sentence or pair).
     max_seq_length: length raw text is packed to.
   """
 
-  def __init__(self, classifier, tokenizer, task: tasks.GlueTask,
+  def __init__(self, classifier, tokenizer, task: glue.TaskLayout,
                max_seq_length: int):
     super().__init__(name="glue_classifier")
     self.classifier = classifier
     self.tokenizer = tokenizer
-    self._task = task
+    self._is_regression = task.labels is None
+    self._is_pair_task = task.labelled.text_b_column is not None
     self._max_seq_length = max_seq_length
-    if not task.is_regression:
+    if not self._is_regression:
       self._label_strings = tf.constant(list(task.labels))
 
   def _outputs(self, model_inputs):
     logits = self.classifier(model_inputs, training=False)
-    if self._task.is_regression:
+    if self._is_regression:
       return {"score": logits[:, 0]}
     label_ids = tf.argmax(logits, axis=-1, output_type=tf.int32)
     return {"label": tf.gather(self._label_strings, label_ids),
@@ -78,7 +78,7 @@ class ClassifierServingModule(tf.Module):
     token_ids_function = tf.function(self.serve_token_ids).get_concrete_function(
         input_word_ids=ids_spec, input_mask=ids_spec, input_type_ids=ids_spec)
     text_spec = tf.TensorSpec([None], tf.string)
-    if self._task.is_pair_task:
+    if self._is_pair_task:
       text_function = tf.function(
           lambda sentence1, sentence2: self.serve_text(sentence1, sentence2)
       ).get_concrete_function(sentence1=text_spec, sentence2=text_spec)
@@ -96,48 +96,36 @@ def resolve_finetuned_run(finetuned_dir: str) -> str:
   Accepts a seed folder (`<model_dir>/<TASK>/seed_<s>`) or a task folder
   (`<model_dir>/<TASK>`, whose eval_results.json names the median seed).
   """
-  if tf.io.gfile.exists(os.path.join(finetuned_dir, outputs.FINETUNED_MODEL_FILE)):
+  if classifier_checkpoint.is_seed_folder(finetuned_dir):
     return finetuned_dir
-  summary_path = os.path.join(finetuned_dir, outputs.EVAL_RESULTS_FILE)
+  summary_path = os.path.join(finetuned_dir,
+                              classifier_checkpoint.EVAL_RESULTS_FILE)
   if tf.io.gfile.exists(summary_path):
-    summary = outputs.read_json(summary_path)
+    summary = files.read_json(summary_path)
     if "selected_seed" in summary:
       run_dir = os.path.join(finetuned_dir, f"seed_{summary['selected_seed']}")
-      if tf.io.gfile.exists(os.path.join(run_dir, outputs.FINETUNED_MODEL_FILE)):
+      if classifier_checkpoint.is_seed_folder(run_dir):
         return run_dir
   raise ExportError(
-      f"{finetuned_dir}: no {outputs.FINETUNED_MODEL_FILE} here nor a task "
-      "summary naming a seed; pass --finetuned_dir=<model_dir>/<TASK> or "
-      "<model_dir>/<TASK>/seed_<s> written by official_electra.finetune")
+      f"{finetuned_dir}: no {classifier_checkpoint.FINETUNED_MODEL_FILE} here "
+      "nor a task summary naming a seed; pass --finetuned_dir=<model_dir>/"
+      "<TASK> or <model_dir>/<TASK>/seed_<s> written by official_electra."
+      "finetune")
 
 
 def load_finetuned_run(run_dir: str):
-  """Rebuilds `(classifier, tokenizer, task, max_seq_length)` from a seed folder."""
-  description = outputs.read_json(os.path.join(run_dir,
-                                               outputs.FINETUNED_MODEL_FILE))
-  task = tasks.get_task(description["task"])
+  """Rebuilds `(classifier, tokenizer, task layout, max_seq_length)` from a
+  seed folder."""
+  try:
+    description = classifier_checkpoint.read_description(run_dir)
+    task = glue.get_task_layout(description["task"])
+    classifier, _ = classifier_checkpoint.load_classifier(
+        run_dir, 1 if task.labels is None else len(task.labels))
+  except (errors.CheckpointError, glue.GlueDataError) as error:
+    raise ExportError(str(error)) from None
   tokenizer = wordpiece_tokenizer.WordpieceTokenizer(
       os.path.join(run_dir, description["vocab_file"]),
       lower_case=description["lower_case"])
-  recorded = model_config_lib.read_model_config(run_dir)
-  if recorded is not None:
-    config = recorded.model.discriminator
-  else:  # A run folder written before the model config.
-    config = encoder_config_lib.EncoderConfig.from_dict(
-        description["encoder_config"])
-  hyperparameters = trainer.FinetuneHyperparameters(
-      dropout_rate=description["dropout_rate"],
-      max_seq_length=description["max_seq_length"])
-  classifier = trainer.build_classifier(config, task, hyperparameters)
-  prefix = os.path.join(run_dir, description["checkpoint"])
-  try:
-    tf.train.Checkpoint(classifier=classifier).read(
-        prefix).assert_existing_objects_matched().expect_partial()
-  except (AssertionError, ValueError, tf.errors.NotFoundError) as error:
-    first_line = str(error).strip().splitlines()[0]
-    raise ExportError(f"{prefix}: cannot restore the classifier ({first_line}); "
-                      "the run folder is incomplete or from another "
-                      "version, fine-tune again") from None
   return classifier, tokenizer, task, description["max_seq_length"]
 
 

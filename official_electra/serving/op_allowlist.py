@@ -12,10 +12,11 @@ newer TF Text kernels (for example `TFText>RoundRobinTrim` behind
 """
 
 import os
-import shutil
 
 import tensorflow as tf
 from tensorflow.core.protobuf import saved_model_pb2
+
+from official_electra import files
 
 # TF Text ops registered by TF Text 2.12 (the version stock TF Serving embeds)
 # under their plain names.
@@ -97,19 +98,21 @@ def save_servable(module: tf.Module, export_dir: str) -> None:
   """Saves `module` with its `signatures()` as a SavedModel TF Serving can load.
 
   Written under `<export_dir>.tmp`, checked with `check_serving_op_types`, then
-  renamed: a failed or killed export never leaves a complete-looking folder.
+  moved (`files.publish_folder`: a rename locally; on `gs://`, a copy with
+  `saved_model.pb` last): a failed or killed export never leaves a
+  complete-looking folder.
 
   Raises:
     UnservableOpsError: the graph needs ops stock TF Serving lacks (nothing is
       left behind).
   """
   temporary_dir = f"{export_dir.rstrip('/')}.tmp"
-  if tf.io.gfile.exists(temporary_dir):
-    shutil.rmtree(temporary_dir)
+  files.remove_tree(temporary_dir)
   tf.saved_model.save(module, temporary_dir, signatures=module.signatures())
   try:
     check_serving_op_types(temporary_dir)
   except UnservableOpsError:
-    shutil.rmtree(temporary_dir)
+    files.remove_tree(temporary_dir)
     raise
-  tf.io.gfile.rename(temporary_dir, export_dir)
+  files.publish_folder(temporary_dir, export_dir.rstrip("/"),
+                       last="saved_model.pb")

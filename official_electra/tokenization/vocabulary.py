@@ -4,6 +4,8 @@ import dataclasses
 import hashlib
 import os
 
+from official_electra import files
+
 SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
 
 
@@ -51,8 +53,7 @@ def load_vocabulary(path: str) -> Vocabulary:
   fix = ("pass --vocab_file=vocab.txt from BERT or build one with "
          "`python -m tfrecords_tools.build_vocab`")
   try:
-    with open(path, "rb") as vocab_file:
-      data = vocab_file.read()
+    data = files.read_bytes(path)
   except OSError as error:
     raise VocabularyError(
         f"cannot read vocabulary file {path} ({error.strerror}): {fix}"

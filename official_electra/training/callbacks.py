@@ -10,6 +10,8 @@ from absl import logging
 import tensorflow as tf
 import tf_keras
 
+from official_electra import files
+
 METRICS_LOG_FILE = "train_metrics.jsonl"
 
 
@@ -55,8 +57,8 @@ class TrainingLogger(tf_keras.callbacks.Callback):
     if self._model_dir:
       self._writer = tf.summary.create_file_writer(
           os.path.join(self._model_dir, "train"))
-      self._log_file = open(os.path.join(self._model_dir, METRICS_LOG_FILE),
-                            "a", encoding="utf-8")
+      self._log_file = files.open_file(
+          os.path.join(self._model_dir, METRICS_LOG_FILE), "a")
     self._last_step = self._last_printed_step = self._step()
     self._last_time = time.perf_counter()
 

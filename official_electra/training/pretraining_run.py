@@ -6,13 +6,13 @@ programs call it with explicit arguments.
 
 import dataclasses
 import os
-import shutil
 import tempfile
 
 from absl import logging
 import tensorflow as tf
 import tf_keras
 
+from official_electra import files
 from official_electra import settings_check
 from official_electra.data import dataset_info
 from official_electra.data import pretraining_dataloader
@@ -233,7 +233,7 @@ def run_pretraining(
       unigram_generator=unigram_generator, max_seq_length=max_seq_length,
       mask_prob=mask_prob, special_token_ids=vocabulary.special_token_ids(), lower_case=lower_case)
   chief = strategies.is_chief(strategy)
-  os.makedirs(model_dir, exist_ok=True)
+  files.makedirs(model_dir)
   recorded = architecture_lib.read_architecture(model_dir)
   latest = tf.train.latest_checkpoint(model_dir)
   if recorded is None and latest is not None:
@@ -249,7 +249,7 @@ def run_pretraining(
     architecture_lib.check_same_architecture(model_dir, recorded, architecture)
   if chief:
     architecture_lib.write_architecture(model_dir, architecture)
-    _copy_if_absent(vocab_file, os.path.join(model_dir, VOCAB_FILE))
+    files.copy_if_absent(vocab_file, os.path.join(model_dir, VOCAB_FILE))
     if write_config is not None:
       write_config(model_dir)
 
@@ -338,7 +338,7 @@ def run_pretraining(
   else:
     fit(completed_steps, last_step)
   if not chief:
-    shutil.rmtree(manager.directory, ignore_errors=True)
+    files.remove_tree(manager.directory)
   if saver.diverged_at_step is not None:
     good_checkpoint = _discard_checkpoints_from(manager,
                                                 saver.first_suspect_step)
@@ -486,9 +486,3 @@ def _checkpoint_dir(model_dir, strategy, chief):
     return model_dir
   task_id = strategy.cluster_resolver.task_id
   return tempfile.mkdtemp(prefix=f"worker_{task_id}_")
-
-
-def _copy_if_absent(source, destination):
-  if not os.path.exists(destination):
-    shutil.copyfile(source, destination + ".tmp")
-    os.replace(destination + ".tmp", destination)

@@ -262,9 +262,10 @@ def _finetune_command(tmp_path, glue_dir, init_checkpoint, *gin_params):
   return [sys.executable, "-m", "official_electra.finetune", "--task=SST-2",
           f"--glue_dir={glue_dir}", f"--init_checkpoint={init_checkpoint}",
           f"--model_dir={tmp_path / 'glue'}", "--gin_file=gin/glue/small.gin",
-          "--gin_param=glue_hyperparameters.max_seq_length=16",
+          "--gin_bindings=glue_hyperparameters.max_seq_length=16",
+          # --gin_param: the flag's old name, an alias of --gin_bindings.
           "--gin_param=glue_hyperparameters.num_train_epochs=1",
-          *[f"--gin_param={param}" for param in gin_params]]
+          *[f"--gin_bindings={param}" for param in gin_params]]
 
 
 def test_small_gin_fine_tunes_any_size_with_the_checkpoints_architecture(
@@ -283,6 +284,12 @@ def test_small_gin_fine_tunes_any_size_with_the_checkpoints_architecture(
           "discriminator"]
   assert recorded == architecture
   assert recorded["hidden_size"] == 32
+  # Both flag names took effect (small.gin says 3 epochs and length 128).
+  hyperparameters = json.loads((tmp_path / "glue" / "SST-2" / "seed_0" /
+                                "eval_results.json").read_text())[
+                                    "hyperparameters"]
+  assert (hyperparameters["num_train_epochs"],
+          hyperparameters["max_seq_length"]) == (1, 16)
 
 
 def test_a_binding_that_contradicts_the_checkpoint_lists_the_differences(

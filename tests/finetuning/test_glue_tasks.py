@@ -5,6 +5,7 @@ import json
 import numpy as np
 import pytest
 
+from official_electra import files
 from official_electra.data import glue
 from official_electra.finetuning import inputs
 from official_electra.finetuning import outputs
@@ -104,7 +105,7 @@ def test_summarize_seeds_median_and_selected_seed(tmp_path):
   assert summary["median"] == {"accuracy": 0.8, "f1": 0.7}
   assert summary["selected_seed"] == 0
   path = str(tmp_path / "results.json")
-  outputs.write_json(path, {"pearson": float("nan")})
+  files.write_json(path, {"pearson": float("nan")})
   assert json.loads(open(path).read()) == {"pearson": None}
 
 

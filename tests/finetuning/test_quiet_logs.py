@@ -89,8 +89,8 @@ def test_fine_tuning_from_a_pretraining_model_dir_is_quiet(
                f"--glue_dir={tiny_glue_dir}",
                f"--init_checkpoint={root / 'run'}",
                "--gin_file=gin/glue/small.gin",
-               "--gin_param=glue_hyperparameters.max_seq_length=16",
-               "--gin_param=glue_hyperparameters.num_train_epochs=1")
+               "--gin_bindings=glue_hyperparameters.max_seq_length=16",
+               "--gin_bindings=glue_hyperparameters.num_train_epochs=1")
   quiet = _run(*arguments, f"--model_dir={root / 'glue'}")
   assert "SST-2: accuracy=" in quiet
   assert _chatter(quiet) == [], quiet[-3000:]

@@ -157,7 +157,7 @@ def runs(tmp_path_factory):
       "finetune_binding": (
           "official_electra.finetune", "--task=SST-2", f"--glue_dir={root}",
           f"--model_dir={root / 'glue'}", "--gin_file=gin/glue/small.gin",
-          "--gin_param=glue_hyperparameters.warmup_proportion=2.0",
+          "--gin_bindings=glue_hyperparameters.warmup_proportion=2.0",
           f"--vocab_file={vocab}"),
       "export_dir": (
           "official_electra.export", f"--model_dir={root}",

@@ -9,9 +9,9 @@ import pytest
 import tensorflow as tf
 import tensorflow_text  # noqa: F401  registers the tokenizer's ops for loading
 
+from official_electra import files
 from official_electra.data import glue
 from official_electra.finetuning import inputs
-from official_electra.finetuning import outputs
 from official_electra.finetuning import tasks
 from official_electra.finetuning import trainer
 from official_electra.modeling import encoder_config
@@ -77,7 +77,7 @@ def test_single_sentence_export_matches_keras_through_saved_model_cli(
     tmp_path, tiny_vocab_file):
   classifier, tokenizer, task, run_dir = _finetuned_run(
       tmp_path, tiny_vocab_file, "SST-2")
-  outputs.write_json(str(tmp_path / "SST-2" / "eval_results.json"),
+  files.write_json(str(tmp_path / "SST-2" / "eval_results.json"),
                      {"selected_seed": 0})
   export_dir = str(tmp_path / "export" / "1")
   assert classifier_export.export_classifier(

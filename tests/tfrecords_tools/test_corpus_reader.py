@@ -2,10 +2,12 @@
 
 import bz2
 import gzip
+import json
 
 import pytest
 
 from tfrecords_tools import corpus_reader
+from tfrecords_tools import unit_processor
 from tfrecords_tools.errors import BuildError
 
 
@@ -44,6 +46,25 @@ def test_document_longer_than_four_units_is_cut_at_a_line_end(tmp_path):
   assert b"".join(u.data for u in units) == data
   assert all(u.data.endswith(b"\n") for u in units)
   assert max(len(u.data) for u in units) < 4 * 1000 + 100
+
+
+def test_json_lines_document_longer_than_four_units_stays_whole(tmp_path):
+  # Cutting a JSON line would make both halves malformed (and dropped).
+  long_text = " ".join(f"word{i}" for i in range(3000))  # ~26 kB on one line
+  data = (b'{"text": "short one"}\n' + json.dumps({"text": long_text}).encode()
+          + b"\n" + b'{"text": "after it"}\n')
+  (tmp_path / "docs.jsonl").write_bytes(data)
+  files, _ = corpus_reader.inspect_corpus_files(
+      corpus_reader.find_corpus_files(str(tmp_path / "docs.jsonl")))
+  units = list(corpus_reader.iter_units(files, unit_bytes=1000))
+  assert b"".join(u.data for u in units) == data
+  assert all(u.data.endswith(b"\n") for u in units)
+  documents = []
+  for unit in units:
+    sentences, _, _, malformed = unit_processor.read_sentences(unit)
+    assert malformed == 0
+    documents += sentences
+  assert documents == ["short one", long_text, "after it"]
 
 
 def test_empty_and_binary_files_are_skipped(tmp_path):

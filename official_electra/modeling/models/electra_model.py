@@ -16,6 +16,7 @@ The pretraining procedure (masking, sampling, losses, objectives) is
 import tensorflow as tf
 import tf_keras
 
+from official_electra.modeling import checkpoints
 from official_electra.modeling import encoder_config as encoder_config_lib
 from official_electra.modeling import model_config as model_config_lib
 from official_electra.modeling.layers import discriminator_head
@@ -136,15 +137,26 @@ class ElectraModel(tf.Module):
 
   def restore(self, prefix):
     """Reads this model's weights from a checkpoint of the project's layout
-    (pretraining, conversion): every variable must be there with its shape;
+    (pretraining, conversion) or, for a discriminator without heads, from a
+    fine-tuned classifier's: every variable must be there with its shape;
     what the checkpoint holds beyond them (optimizer, other heads) is left.
 
     Raises:
       ValueError, AssertionError, tf.errors.InvalidArgumentError: from the
         checkpoint reader, when the weights do not fit.
     """
-    tf.train.Checkpoint(model=tf.train.Checkpoint(**self.parts())).read(
-        prefix).assert_existing_objects_matched().expect_partial()
+    parts = self.parts()
+    if checkpoints.is_finetuned_checkpoint(prefix):
+      if set(parts) != {"discriminator_network"}:
+        raise ValueError(
+            f"{prefix} is a fine-tuned classifier: it holds the discriminator "
+            "encoder only, not "
+            f"{', '.join(sorted(set(parts) - {'discriminator_network'}))}")
+      root = checkpoints.discriminator_root(prefix,
+                                            parts["discriminator_network"])
+    else:
+      root = tf.train.Checkpoint(model=tf.train.Checkpoint(**parts))
+    root.read(prefix).assert_existing_objects_matched().expect_partial()
     return prefix
 
   def discriminate(self, inputs, training=False):
