@@ -15,6 +15,12 @@ tfrecords_tools.*):
   is saved, not done: rerun the same command to resume. Not 0, so a scheduler
   restarts the job and `train && export` waits.
 - anything else: a bug or a crash (a traceback).
+
+Flag combinations (exactly one source, one of two inputs) are checked by the
+programs, not with absl's `mark_flags_as_mutual_exclusive` or
+`register_validator`: absl reports those as `FATAL Flags parsing error: ...`
+plus a help hint on two lines, outside this contract; required flags use
+absl's `mark_flags_as_required` (the missing flag's name is the whole fix).
 """
 
 import os

@@ -26,12 +26,12 @@ import gin
 
 from official_electra import command_line
 from official_electra import files
+from official_electra import preemption
 from official_electra.data import dataset_info
 from official_electra.data import glue
 from official_electra.data import pretraining_dataloader
 from official_electra.experiments import efficiency_study
 from official_electra.experiments import study_plan
-from official_electra.finetuning import resumable_training
 from official_electra.finetuning import trainer
 from official_electra.modeling import checkpoints
 from official_electra.modeling import encoder_config
@@ -131,8 +131,7 @@ def main(argv):
         log=lambda line: print(line, flush=True))
   except _USER_ERRORS as error:
     command_line.exit_with_error(error, flags.FLAGS.verbose)
-  except (efficiency_study.StudyPreempted,
-          resumable_training.TrainingPreempted) as preempted:
+  except preemption.Preempted as preempted:  # pretraining's or a seed's
     command_line.exit_preempted(preempted)
 
 

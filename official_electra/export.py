@@ -44,6 +44,10 @@ def main(argv):
   del argv
   try:
     settings_check.check_output_dir(flags.FLAGS.export_dir, "--export_dir")
+    if flags.FLAGS.finetuned_dir and flags.FLAGS.model_dir:
+      raise classifier_export.ExportError(
+          "pass one of --finetuned_dir (a fine-tuned classifier) or "
+          "--model_dir (a discriminator), not both")
     if flags.FLAGS.finetuned_dir:
       run_dir = classifier_export.export_classifier(flags.FLAGS.finetuned_dir,
                                                     flags.FLAGS.export_dir)

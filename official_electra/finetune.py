@@ -32,11 +32,11 @@ import tensorflow as tf
 
 from official_electra import command_line
 from official_electra import files
+from official_electra import preemption
 from official_electra import settings_check
 from official_electra.data import glue
 from official_electra.finetuning import outputs
 from official_electra.finetuning import recipes
-from official_electra.finetuning import resumable_training
 from official_electra.finetuning import tasks
 from official_electra.finetuning import trainer
 from official_electra.modeling import checkpoints
@@ -228,7 +228,7 @@ def main(argv):
         flags.FLAGS.num_seeds)
   except _USER_ERRORS as error:
     command_line.exit_with_error(error, flags.FLAGS.verbose)
-  except resumable_training.TrainingPreempted as preempted:
+  except preemption.Preempted as preempted:
     command_line.exit_preempted(preempted)
 
 

@@ -15,6 +15,7 @@ import tensorflow as tf
 from official_electra import files
 from official_electra.conversion import electra_parts
 from official_electra.conversion import tf1_names
+from official_electra.modeling import checkpoints
 from official_electra.modeling import model_config
 
 _SKIPPED_NAMES = ("global_step",)
@@ -35,7 +36,7 @@ def read_tf1_checkpoint(prefix):
   try:
     # The prefix directly when it is one (on ram:// a prefix also looks like
     # a folder, which load_checkpoint would search).
-    reader = (tf.compat.v1.train.NewCheckpointReader(prefix)
+    reader = (checkpoints.checkpoint_reader(prefix)
               if model_config.is_checkpoint_prefix(prefix)
               else tf.train.load_checkpoint(prefix))
   except (ValueError, tf.errors.OpError) as error:

@@ -42,6 +42,7 @@ import tensorflow as tf
 import tf_keras
 
 from official_electra import files
+from official_electra import preemption
 from official_electra.experiments import linear_probe
 from official_electra.experiments import study_plan
 from official_electra.experiments import study_report
@@ -62,7 +63,7 @@ RANDOM_INIT = study_report.RANDOM_INIT
 _METRIC_RECORDS = 10
 
 
-class StudyPreempted(Exception):
+class StudyPreempted(preemption.Preempted):
   """A SIGTERM stopped the study after a checkpoint; rerun to continue."""
 
 
@@ -241,7 +242,8 @@ def _pretrain(plan, model_dir, data_dir, vocab_file, encoder, strategy,
       if result["preempted"]:
         raise StudyPreempted(f"pretraining {plan.name} stopped at step "
                              f"{result['step']} (checkpoint saved); rerun the "
-                             "same command to continue")
+                             "same command to continue", result["step"],
+                             result["checkpoint"])
       _keep_checkpoint(model_dir, step,
                        _pretraining_metrics_at(model_dir, step))
       progress.pretrained(plan.train_flops_between(first_step, step),

@@ -15,56 +15,20 @@ state file naming the previous checkpoint, which is complete; the orphaned
 files of the unfinished one are ignored.
 
 On SIGTERM the handler only sets a flag; at the end of the running training
-step a checkpoint is written and `TrainingPreempted` is raised.
+step a checkpoint is written and `TrainingPreempted` is raised (the shared
+`preemption.SigtermFlag` and `preemption.Preempted`, as pretraining's).
 """
-
-import signal
-import threading
 
 import tensorflow as tf
 import tf_keras
 
+from official_electra import preemption
 from official_electra.modeling import checkpoints
 
 
-class TrainingPreempted(Exception):
-  """Training stopped on SIGTERM after writing a checkpoint; rerun to resume.
-
-  Attributes:
-    step: the optimizer step the checkpoint holds.
-    checkpoint: the checkpoint's prefix.
-  """
-
-  def __init__(self, message, step, checkpoint):
-    super().__init__(message)
-    self.step = step
-    self.checkpoint = checkpoint
-
-
-class SigtermFlag:
-  """A context in which SIGTERM sets `received` instead of ending the process.
-
-  Python delivers signals to the main thread only; in another thread the
-  context changes nothing (SIGTERM keeps its handler).
-  """
-
-  def __init__(self):
-    self.received = False
-    self._previous_handler = None
-
-  def _on_sigterm(self, signum, frame):
-    del signum, frame
-    self.received = True
-
-  def __enter__(self):
-    if threading.current_thread() is threading.main_thread():
-      self._previous_handler = signal.signal(signal.SIGTERM, self._on_sigterm)
-    return self
-
-  def __exit__(self, *exc_info):
-    if self._previous_handler is not None:
-      signal.signal(signal.SIGTERM, self._previous_handler)
-    return False
+# The one preemption mechanism of every program (official_electra/preemption.py).
+TrainingPreempted = preemption.Preempted
+SigtermFlag = preemption.SigtermFlag
 
 
 class EpochProgress(tf_keras.callbacks.ProgbarLogger):

@@ -73,7 +73,14 @@ def is_finetuned_checkpoint(prefix):
   """Whether `prefix` is a fine-tuned classifier's checkpoint (its
   discriminator at `classifier/encoder`) rather than the pretraining layout."""
   return any(name.startswith(_FINETUNED_ENCODER)
-             for name, _ in tf.train.list_variables(prefix))
+             for name in checkpoint_reader(prefix).get_variable_to_shape_map())
+
+
+def checkpoint_reader(prefix):
+  """A reader of the checkpoint at `prefix`, read as a prefix even where the
+  filesystem calls it a folder too (`ram://`, where `tf.train.load_checkpoint`
+  would look for a `checkpoint` state file inside it)."""
+  return tf.compat.v1.train.NewCheckpointReader(prefix)
 
 
 def discriminator_root(prefix, encoder):

@@ -3,7 +3,6 @@
 import json
 import math
 import os
-import signal
 import time
 
 from absl import logging
@@ -11,6 +10,7 @@ import tensorflow as tf
 import tf_keras
 
 from official_electra import files
+from official_electra import preemption
 
 METRICS_LOG_FILE = "train_metrics.jsonl"
 
@@ -59,6 +59,10 @@ class TrainingLogger(tf_keras.callbacks.Callback):
           os.path.join(self._model_dir, "train"))
       self._log_file = files.open_file(
           os.path.join(self._model_dir, METRICS_LOG_FILE), "a")
+      # A GFile opens on its first write: open it now, so the file is there
+      # from the start of training (as Python's `open` would make it).
+      self._log_file.write("")
+      self._log_file.flush()
     self._last_step = self._last_printed_step = self._step()
     self._last_time = time.perf_counter()
 
@@ -133,8 +137,7 @@ class CheckpointSaver(tf_keras.callbacks.Callback):
     self._manager = manager
     self._save_every_steps = save_every_steps
     self._stop_after_steps = stop_after_steps
-    self._sigterm_received = False
-    self._previous_handler = None
+    self._sigterm = preemption.SigtermFlag()
     self._last_saved_step = None
     self.preempted = False
     self._previous_step = None
@@ -144,11 +147,7 @@ class CheckpointSaver(tf_keras.callbacks.Callback):
 
   def on_train_begin(self, logs=None):
     self._last_saved_step = self._previous_step = self._step()
-    self._previous_handler = signal.signal(signal.SIGTERM, self._on_sigterm)
-
-  def _on_sigterm(self, signum, frame):
-    del signum, frame
-    self._sigterm_received = True
+    self._sigterm.__enter__()
 
   def on_train_batch_end(self, batch, logs=None):
     step = self._step()
@@ -159,7 +158,7 @@ class CheckpointSaver(tf_keras.callbacks.Callback):
       self.first_suspect_step = previous_step
       self.model.stop_training = True
       return
-    if self._sigterm_received:
+    if self._sigterm.received:
       logging.warning("SIGTERM: saving a checkpoint at step %d and stopping",
                       step)
       self.preempted = True
@@ -172,7 +171,7 @@ class CheckpointSaver(tf_keras.callbacks.Callback):
       self.model.stop_training = True
 
   def on_train_end(self, logs=None):
-    signal.signal(signal.SIGTERM, self._previous_handler)
+    self._sigterm.__exit__(None, None, None)
     step = self._step()
     if self.diverged_at_step is None and step != self._last_saved_step:
       self._save(step)

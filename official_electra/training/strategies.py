@@ -1,9 +1,21 @@
-"""The `tf.distribute` strategy of a training run, by name."""
+"""The `tf.distribute` strategy of a training run, by name.
+
+The strategies themselves come from Model Garden's
+`official.common.distribute_utils.get_distribution_strategy` (its TPU setup
+does more than a plain `TPUStrategy`: no remote connect for a TPU VM's
+`local`, and the device assignment v5p needs). What this module adds:
+`auto` (the strategy this machine and `TF_CONFIG` call for), one-line errors
+with the fix before anything starts, GPUs counted for `mirrored` and
+`one_device`, and `MultiWorkerMirroredStrategy` created through its stable
+API (Model Garden's uses the deprecated `experimental` alias, which logs a
+deprecation warning in every run).
+"""
 
 import json
 import os
 
 from absl import logging
+from official.common import distribute_utils
 import tensorflow as tf
 
 STRATEGIES = ("auto", "one_device", "mirrored", "multi_worker_mirrored", "tpu")
@@ -40,22 +52,20 @@ def create_strategy(name="auto", tpu=None):
     if tpu is None:
       raise StrategyError("--strategy=tpu needs --tpu (the TPU name or "
                           "address; 'local' on a TPU VM)")
-    resolver = tf.distribute.cluster_resolver.TPUClusterResolver(
-        tpu="" if tpu == "local" else tpu)
-    tf.config.experimental_connect_to_cluster(resolver)
-    tf.tpu.experimental.initialize_tpu_system(resolver)
-    return tf.distribute.TPUStrategy(resolver)
+    return distribute_utils.get_distribution_strategy(
+        "tpu", tpu_address="" if tpu == "local" else tpu)
   if name == "multi_worker_mirrored":
     if "TF_CONFIG" not in os.environ:
       raise StrategyError("--strategy=multi_worker_mirrored needs TF_CONFIG "
                           "(the cluster's worker addresses and this task's "
                           "index); see docs/training.md")
     return tf.distribute.MultiWorkerMirroredStrategy()
-  if name == "mirrored":
-    return tf.distribute.MirroredStrategy()
-  devices = tf.config.list_logical_devices("GPU")
-  return tf.distribute.OneDeviceStrategy(
-      devices[0].name if devices else "/cpu:0")
+  num_gpus = len(tf.config.list_logical_devices("GPU"))
+  if name == "mirrored":  # Every GPU, else the CPU.
+    return distribute_utils.get_distribution_strategy("mirrored",
+                                                      num_gpus=num_gpus)
+  return distribute_utils.get_distribution_strategy(
+      "one_device", num_gpus=min(num_gpus, 1))
 
 
 def _auto_strategy_name(tpu):
