@@ -118,10 +118,6 @@ def load_checkpoint_dir(path):
   model = electra_parts.build_model(*read_configs(os.path.dirname(prefix)))
   try:
     model.restore(prefix)
-  except (ValueError, AssertionError, tf.errors.InvalidArgumentError) as error:
-    raise electra_parts.ConversionError(
-        f"{prefix} does not fit the architecture beside it "
-        f"({checkpoints.first_line(error)}); check that its "
-        f"{model_config_lib.MODEL_CONFIG_FILE} belongs to this checkpoint"
-        ) from None
+  except checkpoints.CheckpointError as error:
+    raise electra_parts.ConversionError(str(error)) from None
   return model

@@ -118,13 +118,7 @@ def load_model(model_dir):
       special_token_ids=config.special_token_ids,
       lower_case=config.lower_case, max_seq_length=config.max_seq_length)
   model = electra_model.ElectraModel.from_config(served).build()
-  try:
-    model.restore(prefix)
-  except (AssertionError, ValueError, tf.errors.InvalidArgumentError) as error:
-    raise checkpoints.CheckpointError(
-        f"{prefix}: does not fit {model_config_lib.MODEL_CONFIG_FILE} beside "
-        f"it ({checkpoints.first_line(error)}); the model_dir is "
-        "inconsistent: export a checkpoint of the run that wrote it") from None
+  model.restore(prefix)
   return model, config, prefix
 
 

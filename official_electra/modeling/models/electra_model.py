@@ -18,6 +18,7 @@ import tf_keras
 
 from official_electra.modeling import checkpoints
 from official_electra.modeling import encoder_config as encoder_config_lib
+from official_electra.modeling import errors
 from official_electra.modeling import model_config as model_config_lib
 from official_electra.modeling.layers import discriminator_head
 from official_electra.modeling.layers import masked_lm_head
@@ -142,9 +143,19 @@ class ElectraModel(tf.Module):
     what the checkpoint holds beyond them (optimizer, other heads) is left.
 
     Raises:
-      ValueError, AssertionError, tf.errors.InvalidArgumentError: from the
-        checkpoint reader, when the weights do not fit.
+      errors.CheckpointError: the weights do not fit (one line, with the fix).
     """
+    try:
+      self._restore(prefix)
+    except (AssertionError, ValueError, tf.errors.InvalidArgumentError,
+            tf.errors.NotFoundError) as error:
+      raise errors.CheckpointError(
+          f"{prefix}: does not fit the {model_config_lib.MODEL_CONFIG_FILE} "
+          f"beside it ({errors.first_line(error)}); the folder is "
+          "inconsistent: use a checkpoint of the run that wrote it") from None
+    return prefix
+
+  def _restore(self, prefix):
     parts = self.parts()
     if checkpoints.is_finetuned_checkpoint(prefix):
       if set(parts) != {"discriminator_network"}:
@@ -157,7 +168,6 @@ class ElectraModel(tf.Module):
     else:
       root = tf.train.Checkpoint(model=tf.train.Checkpoint(**parts))
     root.read(prefix).assert_existing_objects_matched().expect_partial()
-    return prefix
 
   def discriminate(self, inputs, training=False):
     """The discriminator's `sequence_output` and, with a discriminator head,
