@@ -101,9 +101,12 @@ def test_sigterm_finishes_the_block_saves_at_its_end_and_the_rerun_resumes(
 def test_nan_inside_a_block_removes_the_checkpoint_of_its_start(
     tmp_path, pretraining_data):
   model_dir = tmp_path / "run"
-  # Cadence 2 saves at every block end. This learning rate diverges: with one
-  # step per execution the first non-finite loss is step 23's (measured), in
-  # the middle of the block of steps 22-24, whose mean loss is non-finite.
+  # Cadence 2 saves at every block end. This learning rate diverges, at a
+  # step that depends on the machine: step 23 on one (measured with one step
+  # per execution, in the block of steps 22-24), step 9 on another (this
+  # session's CI machine, on the code before and after it). The assertions
+  # below follow the step named, whatever it is, once a good checkpoint can
+  # exist (a block after the first two).
   result = _run(_command(pretraining_data, model_dir,
                          f"run_pretraining.steps_per_execution={_BLOCK}",
                          "run_pretraining.save_checkpoints_steps=2",
@@ -119,7 +122,7 @@ def test_nan_inside_a_block_removes_the_checkpoint_of_its_start(
   logged = _logged_steps(model_dir)
   # The step named is the diverged block's end (the first step the callbacks
   # see), the last step logged.
-  assert bad_step % _BLOCK == 0 and bad_step >= 4 * _BLOCK, message
+  assert bad_step % _BLOCK == 0 and bad_step >= 3 * _BLOCK, message
   assert logged == list(range(_BLOCK, bad_step + 1, _BLOCK))
   losses = {step: record["loss"]
             for step, record in _metrics_by_step(model_dir).items()}
@@ -127,11 +130,12 @@ def test_nan_inside_a_block_removes_the_checkpoint_of_its_start(
   assert not np.isfinite(losses[bad_step])
   # ckpt-(bad_step - 3), the diverged block's start, began the steps of the
   # non-finite loss: removed. The one before it is the good one; tiny.gin
-  # keeps 3 checkpoints.
+  # keeps 3 checkpoints (the ones before the good one, from step 3 on).
   good_step = bad_step - 2 * _BLOCK
   assert (f"the last good checkpoint in {model_dir} is ckpt-{good_step} "
           "(later ones removed)") in message, message
-  assert _checkpoint_steps(model_dir) == [good_step - _BLOCK, good_step]
+  assert _checkpoint_steps(model_dir) == [
+      step for step in (good_step - _BLOCK, good_step) if step >= _BLOCK]
   assert tf.train.latest_checkpoint(str(model_dir)) == str(
       model_dir / f"ckpt-{good_step}")
 
