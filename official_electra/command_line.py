@@ -7,9 +7,11 @@ Exit status of every `python -m` program (official_electra.* and
 tfrecords_tools.*):
 
 - 0: done.
-- 1 (`USER_ERROR_EXIT_STATUS`): an input or setting the user can fix; stderr
-  holds `error: <what, where and the fix>` (with, for some errors, indented
-  detail lines below it) and no traceback. `--verbose` shows the traceback.
+- 1 (`USER_ERROR_EXIT_STATUS`): an input or setting the user can fix, that
+  is an `official_electra.errors.UserError` (every program catches that one
+  class, and only it); stderr holds `error: <what, where and the fix>` (with,
+  for some errors, indented detail lines below it) and no traceback.
+  `--verbose` shows the traceback.
 - 75 (`PREEMPTED_EXIT_STATUS`, EX_TEMPFAIL "try again later"): stopped by
   SIGTERM after saving a checkpoint; stderr holds `preempted: ...`. The work
   is saved, not done: rerun the same command to resume. Not 0, so a scheduler

@@ -30,14 +30,13 @@ from absl import app
 from absl import flags
 
 from official_electra import command_line
+from official_electra import errors
 from official_electra import files
 from official_electra import settings_check
 from official_electra.conversion import checkpoint_dir
 from official_electra.conversion import converters
 from official_electra.conversion import electra_parts
 from official_electra.conversion import tf1_files
-from official_electra.modeling import checkpoints
-from official_electra.tokenization import vocabulary
 
 
 def define_flags():
@@ -74,10 +73,6 @@ def define_flags():
   flags.DEFINE_string("tf1_output_prefix", None, "Prefix of the exported TF1 "
                       "checkpoint, e.g. tf1/model.ckpt.")
   flags.DEFINE_bool("verbose", False, "Show tracebacks of errors.")
-
-
-_USER_ERRORS = (electra_parts.ConversionError, checkpoints.CheckpointError,
-                vocabulary.VocabularyError, settings_check.SettingError)
 
 
 def _tf1_configs(model_size, discriminator_config_json, generator_config_json):
@@ -168,7 +163,7 @@ def main(argv):
   del argv
   try:
     print(run(flags.FLAGS))
-  except _USER_ERRORS as error:
+  except errors.UserError as error:
     command_line.exit_with_error(error, flags.FLAGS.verbose)
 
 

@@ -25,22 +25,15 @@ from absl import flags
 import gin
 
 from official_electra import command_line
+from official_electra import errors
 from official_electra import files
 from official_electra import preemption
-from official_electra.data import dataset_info
 from official_electra.data import glue
-from official_electra.data import pretraining_dataloader
 from official_electra.experiments import efficiency_study
 from official_electra.experiments import study_plan
 from official_electra.finetuning import trainer
-from official_electra.modeling import checkpoints
 from official_electra.modeling import encoder_config
-from official_electra.tokenization import vocabulary
-from official_electra.training import architecture
-from official_electra.training import callbacks
-from official_electra.training import pretraining_run
 from official_electra.training import strategies
-from tfrecords_tools import build_pretraining_dataset
 from tfrecords_tools import build_vocab
 
 DEFAULT_GIN_FILE = os.path.join("gin", "experiments", "cpu_efficiency.gin")
@@ -95,15 +88,6 @@ def study_settings(pretraining=gin.REQUIRED, budget_flops=gin.REQUIRED,
 GinConfigError = command_line.GinConfigError
 
 
-_USER_ERRORS = (
-    GinConfigError, study_plan.StudyConfigError, strategies.StrategyError,
-    pretraining_run.TrainingConfigError, architecture.ArchitectureMismatchError,
-    checkpoints.CheckpointError, callbacks.TrainingDivergedError,
-    vocabulary.VocabularyError, pretraining_dataloader.PretrainingDataError,
-    dataset_info.DatasetInfoError, build_pretraining_dataset.BuildError,
-    glue.GlueDataError)
-
-
 def _parse_gin(gin_files, gin_bindings):
   command_line.parse_gin(
       gin_files or [DEFAULT_GIN_FILE], gin_bindings, f"see {DEFAULT_GIN_FILE}",
@@ -129,7 +113,7 @@ def main(argv):
         strategies.create_strategy(flags.FLAGS.strategy),
         vocab_file=flags.FLAGS.vocab_file,
         log=lambda line: print(line, flush=True))
-  except _USER_ERRORS as error:
+  except errors.UserError as error:
     command_line.exit_with_error(error, flags.FLAGS.verbose)
   except preemption.Preempted as preempted:  # pretraining's or a seed's
     command_line.exit_preempted(preempted)

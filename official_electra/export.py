@@ -19,13 +19,10 @@ from absl import app
 from absl import flags
 
 from official_electra import command_line
+from official_electra import errors
 from official_electra import settings_check
-from official_electra.data import glue
-from official_electra.modeling import checkpoints
 from official_electra.serving import classifier_export
-from official_electra.serving import op_allowlist
 from official_electra.serving import pretraining_export
-from official_electra.tokenization import vocabulary
 
 flags.DEFINE_string("finetuned_dir", None, "Fine-tuned GLUE task or seed "
                     "folder to export as a classifier.")
@@ -33,11 +30,6 @@ flags.DEFINE_string("model_dir", None, "Pretraining model_dir whose "
                     "discriminator to export.")
 flags.DEFINE_string("export_dir", None, "SavedModel folder to create.")
 flags.DEFINE_bool("verbose", False, "Show tracebacks of errors.")
-
-_USER_ERRORS = (classifier_export.ExportError, op_allowlist.UnservableOpsError,
-                glue.GlueDataError, vocabulary.VocabularyError,
-                pretraining_export.PretrainingExportError,
-                checkpoints.CheckpointError, settings_check.SettingError)
 
 
 def main(argv):
@@ -59,7 +51,7 @@ def main(argv):
     else:
       raise classifier_export.ExportError(
           "nothing to export: pass --finetuned_dir or --model_dir")
-  except _USER_ERRORS as error:
+  except errors.UserError as error:
     command_line.exit_with_error(error, flags.FLAGS.verbose)
 
 

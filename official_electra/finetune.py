@@ -31,6 +31,7 @@ import gin
 import tensorflow as tf
 
 from official_electra import command_line
+from official_electra import errors
 from official_electra import files
 from official_electra import preemption
 from official_electra import settings_check
@@ -81,12 +82,10 @@ GinHyperparameters = gin.external_configurable(trainer.FinetuneHyperparameters,
 GinConfigError = command_line.GinConfigError
 
 
-class ModelDirError(ValueError):
+class ModelDirError(errors.UserError):
   """`--model_dir` cannot be created or written."""
 
 
-_USER_ERRORS = (glue.GlueDataError, checkpoints.CheckpointError,
-                vocabulary.VocabularyError, GinConfigError, ModelDirError)
 
 
 def _resolve_vocab_file(vocab_file, init_checkpoint):
@@ -226,7 +225,7 @@ def main(argv):
     run(flags.FLAGS.task, flags.FLAGS.glue_dir, flags.FLAGS.init_checkpoint,
         flags.FLAGS.model_dir, flags.FLAGS.vocab_file, flags.FLAGS.lower_case,
         flags.FLAGS.num_seeds)
-  except _USER_ERRORS as error:
+  except errors.UserError as error:
     command_line.exit_with_error(error, flags.FLAGS.verbose)
   except preemption.Preempted as preempted:
     command_line.exit_preempted(preempted)

@@ -31,6 +31,7 @@ from absl import app
 from absl import flags
 
 from official_electra import command_line
+from official_electra import errors
 from official_electra.experiments import training_curves
 from tfrecords_tools import sample_corpus
 
@@ -54,7 +55,7 @@ _FINAL_RECORDS = 10
 _REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-class QuickstartError(RuntimeError):
+class QuickstartError(errors.UserError, RuntimeError):
   """The work dir is unusable, or a step failed (its error is printed above)."""
 
 
@@ -128,8 +129,13 @@ def run_quickstart(work_dir, corpus_bytes, vocab_size, max_seq_length,
   model_dir = os.path.join(work_dir, "model")
   if not os.path.isfile(corpus):
     print(f"== corpus: docstrings of this Python installation -> {corpus}")
-    written = sample_corpus.write_stdlib_corpus(corpus + ".tmp", corpus_bytes)
-    os.replace(corpus + ".tmp", corpus)
+    try:
+      written = sample_corpus.write_stdlib_corpus(corpus + ".tmp",
+                                                  corpus_bytes)
+      os.replace(corpus + ".tmp", corpus)
+    except OSError as error:
+      raise QuickstartError(f"cannot write {corpus} ({error.strerror}): free "
+                            "space there or pass another --work_dir") from error
     print(f"({written:,} bytes)")
   if not os.path.isfile(vocab_file):
     _run("vocabulary", "tfrecords_tools.build_vocab", f"--input={corpus}",
@@ -170,7 +176,7 @@ def main(argv):
     run_quickstart(flags.FLAGS.work_dir, flags.FLAGS.corpus_bytes,
                    flags.FLAGS.vocab_size, flags.FLAGS.max_seq_length,
                    flags.FLAGS.train_steps, flags.FLAGS.temperature)
-  except (QuickstartError, ValueError, OSError) as error:
+  except errors.UserError as error:
     command_line.exit_with_error(error, flags.FLAGS.verbose)
   except QuickstartPreempted as preempted:
     command_line.exit_preempted(preempted)

@@ -12,8 +12,10 @@ import math
 import os
 from typing import Callable
 
+from official_electra import errors
 
-class GinConfigError(ValueError):
+
+class GinConfigError(errors.UserError):
   """A gin file is missing, or a binding does not parse or name a parameter."""
 
 

@@ -21,14 +21,9 @@ import gin
 import tf_keras
 
 from official_electra import command_line
+from official_electra import errors
 from official_electra import files
-from official_electra.data import dataset_info
-from official_electra.data import pretraining_dataloader
-from official_electra.modeling import checkpoints
 from official_electra.modeling import encoder_config
-from official_electra.tokenization import vocabulary
-from official_electra.training import architecture
-from official_electra.training import callbacks
 from official_electra.training import pretraining_run
 from official_electra.training import strategies
 
@@ -62,14 +57,6 @@ GinRunPretraining = gin.external_configurable(pretraining_run.run_pretraining,
 
 
 GinConfigError = command_line.GinConfigError
-
-
-_USER_ERRORS = (
-    GinConfigError, strategies.StrategyError, pretraining_run.TrainingConfigError,
-    architecture.ArchitectureMismatchError, checkpoints.CheckpointError,
-    callbacks.TrainingDivergedError, vocabulary.VocabularyError,
-    pretraining_dataloader.PretrainingDataError,
-    dataset_info.DatasetInfoError)
 
 
 def parse_gin(gin_files, gin_bindings):
@@ -114,7 +101,7 @@ def main(argv):
         jit_compile=flags.FLAGS.jit_compile,
         progress_bar=flags.FLAGS.progress_bar, write_config=_write_config,
         **overrides)
-  except _USER_ERRORS as error:
+  except errors.UserError as error:
     command_line.exit_with_error(error, flags.FLAGS.verbose)
   if result["preempted"]:
     command_line.exit_preempted(

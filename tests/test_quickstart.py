@@ -1,9 +1,11 @@
 """The README's first job, on a very small budget."""
 
 import os
+import signal
 import subprocess
 import sys
 
+from official_electra import command_line
 from tests.training import tiny_pretraining
 
 
@@ -36,3 +38,35 @@ def test_quickstart_builds_data_trains_and_exports(tmp_path):
                if line.startswith("discriminator over the last 10 log "))
   assert "AUC 0." in final and "precision " in final and "recall " in final
   assert "tensorflow/serving" in result.stdout
+
+
+def test_sigterm_during_pretraining_is_saved_and_exit_75(tmp_path):
+  """SIGTERM to the quickstart alone reaches the running step: pretraining
+  saves a checkpoint, and the quickstart exits 75 (`preempted:`) like every
+  entry point, without exporting."""
+  work_dir = tmp_path / "quickstart"
+  stderr_path = tmp_path / "stderr.txt"
+  with open(stderr_path, "w", encoding="utf-8") as stderr:
+    process = subprocess.Popen(
+        [sys.executable, "-m", "official_electra.quickstart",
+         f"--work_dir={work_dir}", "--corpus_bytes=100000",
+         "--vocab_size=500", "--max_seq_length=32",
+         "--train_steps=100000"],
+        stdout=subprocess.PIPE, stderr=stderr, text=True,
+        cwd=tiny_pretraining.REPO_ROOT,
+        env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"))
+    for line in process.stdout:
+      if line.startswith("step 100:"):
+        process.send_signal(signal.SIGTERM)
+        break
+    output = process.communicate(timeout=600)[0]
+  errors = stderr_path.read_text(encoding="utf-8")
+  assert process.returncode == command_line.PREEMPTED_EXIT_STATUS, (
+      errors[-3000:])
+  assert ("preempted: pretraining (gin/tiny.gin) stopped on SIGTERM; "
+          "finished work is kept, rerun the same command to resume") in errors
+  assert "Traceback" not in errors, errors[-3000:]
+  saved = [int(path.name[len("ckpt-"):-len(".index")])
+           for path in (work_dir / "model").glob("ckpt-*.index")]
+  assert saved and max(saved) >= 100, (saved, output[-2000:])
+  assert not (work_dir / "export").exists()

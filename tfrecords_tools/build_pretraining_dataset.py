@@ -64,6 +64,7 @@ from absl import flags
 import numpy as np
 
 from official_electra import command_line
+from official_electra import errors
 from official_electra import files as files_lib
 from official_electra.data import dataset_info as dataset_info_lib
 from official_electra.data import pretraining_dataloader
@@ -480,8 +481,7 @@ def main(argv) -> None:
         max_seq_length=FLAGS.max_seq_length, lower_case=FLAGS.lower_case,
         num_shards=FLAGS.num_shards, num_workers=FLAGS.num_workers,
         seed=FLAGS.seed)
-  except (BuildError, vocabulary_lib.VocabularyError,
-          dataset_info_lib.DatasetInfoError) as error:
+  except errors.UserError as error:
     command_line.exit_with_error(error, FLAGS.verbose)
 
 

@@ -20,6 +20,7 @@ import tensorflow as tf
 from tensorflow_text.tools.wordpiece_vocab import wordpiece_tokenizer_learner_lib
 
 from official_electra import command_line
+from official_electra import errors
 from official_electra import files
 from official_electra.tokenization import bert_text_normalization
 from official_electra.tokenization import vocabulary as vocabulary_lib
@@ -123,7 +124,7 @@ def main(argv) -> None:
   try:
     tokens = build_vocab(FLAGS.input, FLAGS.output, FLAGS.vocab_size,
                          FLAGS.lower_case, FLAGS.max_words)
-  except (BuildError, vocabulary_lib.VocabularyError) as error:
+  except errors.UserError as error:
     command_line.exit_with_error(error, FLAGS.verbose)
   print(f"wrote {len(tokens)} tokens to {FLAGS.output}", file=sys.stderr)
 

@@ -1,5 +1,7 @@
 """The one exception class of tfrecords_tools."""
 
+from official_electra import errors
 
-class BuildError(Exception):
+
+class BuildError(errors.UserError):
   """A problem a user can fix (bad input, flags, output dir); one-line message."""

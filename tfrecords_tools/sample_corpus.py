@@ -13,6 +13,8 @@ import os
 import sysconfig
 from typing import Iterable, Iterator, Optional, Sequence
 
+from tfrecords_tools import errors
+
 _MIN_DOCUMENT_CHARS = 80
 _DOCUMENTED_NODES = (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)
 
@@ -98,7 +100,7 @@ def write_stdlib_corpus(path: str, max_bytes: int,
     The number of bytes written.
 
   Raises:
-    ValueError: if no document fits in `max_bytes`.
+    BuildError: if no document fits in `max_bytes`.
   """
   written = 0
   with open(path, "wb") as corpus_file:
@@ -109,5 +111,7 @@ def write_stdlib_corpus(path: str, max_bytes: int,
       corpus_file.write(data)
       written += len(data)
   if written == 0:
-    raise ValueError(f"no docstring document fits in {max_bytes} bytes")
+    raise errors.BuildError(
+        f"no docstring document fits in {max_bytes} bytes: allow more bytes "
+        "(the shortest documents take a few hundred)")
   return written

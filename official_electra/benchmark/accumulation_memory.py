@@ -20,6 +20,8 @@ import time
 from absl import app
 from absl import flags
 
+from official_electra import command_line
+from official_electra import errors
 from official_electra.benchmark import shapes
 from official_electra.benchmark import workers
 
@@ -29,6 +31,7 @@ flags.DEFINE_integer("seq_len", 128, "Tokens per example.")
 flags.DEFINE_integer("accumulation_steps", 4, "Micro-batches per step.")
 flags.DEFINE_integer("steps", 3, "Timed optimizer steps (after one warm-up).")
 flags.DEFINE_string("output", None, "Write the results as JSON here too.")
+flags.DEFINE_bool("verbose", False, "Show tracebacks of errors.")
 FLAGS = flags.FLAGS
 
 _MASK_ID, _CLS_ID, _SEP_ID, _PAD_ID = 103, 101, 102, 0
@@ -102,9 +105,9 @@ def _build_with_gpu_peak(settings):
 def run_benchmark(model, batch_size, seq_len, accumulation_steps, steps):
   """Measures the three configurations; returns the results dict."""
   if batch_size % accumulation_steps:
-    raise ValueError(f"--batch_size={batch_size} does not split into "
-                     f"--accumulation_steps={accumulation_steps} micro-"
-                     "batches: use a multiple of it")
+    raise errors.UserError(f"--batch_size={batch_size} does not split into "
+                           f"--accumulation_steps={accumulation_steps} micro-"
+                           "batches: use a multiple of it")
   micro = batch_size // accumulation_steps
   configurations = {
       "micro_batch_alone": (micro, 1),
@@ -147,8 +150,11 @@ def format_table(results):
 
 def main(argv):
   del argv
-  results = run_benchmark(FLAGS.model, FLAGS.batch_size, FLAGS.seq_len,
-                          FLAGS.accumulation_steps, FLAGS.steps)
+  try:
+    results = run_benchmark(FLAGS.model, FLAGS.batch_size, FLAGS.seq_len,
+                            FLAGS.accumulation_steps, FLAGS.steps)
+  except errors.UserError as error:
+    command_line.exit_with_error(error, FLAGS.verbose)
   print(format_table(results))
   if FLAGS.output:
     workers.write_results(FLAGS.output, results)

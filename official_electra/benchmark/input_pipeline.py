@@ -17,9 +17,8 @@ from absl import app
 from absl import flags
 
 from official_electra import command_line
-from official_electra.data import dataset_info
+from official_electra import errors
 from official_electra.data import pretraining_dataloader
-from official_electra.tokenization import vocabulary
 
 FLAGS = flags.FLAGS
 flags.DEFINE_string("file_pattern", None, "Dataset directory or glob.")
@@ -31,9 +30,6 @@ flags.DEFINE_string("vocab_file", None, "Vocabulary the data must be built "
 flags.DEFINE_bool("verbose", False, "Show tracebacks of errors.")
 flags.mark_flag_as_required("file_pattern")
 
-_USER_ERRORS = (pretraining_dataloader.PretrainingDataError,
-                dataset_info.DatasetInfoError, vocabulary.VocabularyError)
-
 
 def main(argv) -> None:
   del argv  # Unused.
@@ -41,7 +37,7 @@ def main(argv) -> None:
     dataset = pretraining_dataloader.pretraining_dataset(
         FLAGS.file_pattern, FLAGS.batch_size, FLAGS.max_seq_length, seed=0,
         vocab_file=FLAGS.vocab_file)
-  except _USER_ERRORS as error:
+  except errors.UserError as error:
     command_line.exit_with_error(error, FLAGS.verbose)
   iterator = iter(dataset)
   for _ in range(20):

@@ -22,6 +22,8 @@ import time
 from absl import app
 from absl import flags
 
+from official_electra import command_line
+from official_electra import errors
 from tfrecords_tools import build_pretraining_dataset as build_lib
 from tfrecords_tools import sample_corpus
 
@@ -34,6 +36,7 @@ flags.DEFINE_string("work_dir", "/tmp/electra_preprocess_benchmark",
 flags.DEFINE_integer("num_workers", os.cpu_count() or 1, "Worker processes.")
 flags.DEFINE_integer("num_shards", 16, "Output files.")
 flags.DEFINE_integer("max_seq_length", 128, "Record length.")
+flags.DEFINE_bool("verbose", False, "Show tracebacks of errors.")
 flags.mark_flag_as_required("vocab_file")
 
 
@@ -72,10 +75,13 @@ def main(argv) -> None:
   output_dir = os.path.join(FLAGS.work_dir, "records")
   shutil.rmtree(output_dir, ignore_errors=True)
   start = time.monotonic()
-  info = build_lib.build_pretraining_dataset(
-      corpus, FLAGS.vocab_file, output_dir,
-      max_seq_length=FLAGS.max_seq_length, num_shards=FLAGS.num_shards,
-      num_workers=FLAGS.num_workers)
+  try:
+    info = build_lib.build_pretraining_dataset(
+        corpus, FLAGS.vocab_file, output_dir,
+        max_seq_length=FLAGS.max_seq_length, num_shards=FLAGS.num_shards,
+        num_workers=FLAGS.num_workers)
+  except errors.UserError as error:
+    command_line.exit_with_error(error, FLAGS.verbose)
   seconds = time.monotonic() - start
   main_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
   worker_rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024

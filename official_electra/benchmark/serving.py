@@ -40,6 +40,7 @@ from absl import app
 from absl import flags
 from absl import logging
 
+from official_electra import errors
 from official_electra.benchmark import serving_models
 from official_electra.benchmark import serving_workers
 from official_electra.benchmark import shapes
@@ -50,7 +51,7 @@ _SHARED_GLUE = _SHARED_DATA / "glue"
 _SHARED_VOCAB = _SHARED_DATA / "vocab" / "bert_base_uncased_vocab.txt"
 
 
-class ServingBenchmarkError(ValueError):
+class ServingBenchmarkError(errors.UserError):
   """A flag names data that is not there; says the fix."""
 
 
@@ -329,7 +330,7 @@ def main(argv):
   }
   try:
     results = run(settings)
-  except ServingBenchmarkError as error:
+  except errors.UserError as error:
     # Imported here: a spawned worker imports this module, and should hold
     # nothing of the project's past the benchmark package.
     from official_electra import command_line  # pylint: disable=g-import-not-at-top

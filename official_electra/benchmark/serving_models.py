@@ -21,6 +21,7 @@ import os
 
 import numpy as np
 
+from official_electra import errors
 from official_electra.benchmark import shapes
 
 CLASSIFIER_TASKS = {"single": "SST-2", "pair": "MRPC"}
@@ -65,8 +66,9 @@ def make_exports(work_dir, model, vocab_file, seq_len, discriminator=True,
   special_token_ids = tokenizer.special_token_ids()
   config = shapes.discriminator_config(model, tokenizer.vocab_size)
   if seq_len > config.max_position_embeddings:
-    raise ValueError(f"--seq_len={seq_len} is longer than the {model} "
-                     f"model's {config.max_position_embeddings} positions")
+    raise errors.UserError(f"--seq_len={seq_len} is longer than the {model} "
+                           f"model's {config.max_position_embeddings} "
+                           "positions: pass a shorter --seq_len")
   tf_keras.utils.set_random_seed(0)
   towers = electra_parts.build_model(
       config, config.scaled(shapes.generator_fraction(model)))

@@ -9,6 +9,7 @@ the checkpoint.
 """
 
 
+from official_electra import errors
 from official_electra import files
 from official_electra.modeling import encoder_config as encoder_config_lib
 from official_electra.modeling import model_config as model_config_lib
@@ -22,7 +23,7 @@ BERT_SPECIAL_TOKEN_IDS = model_config_lib.BERT_SPECIAL_TOKEN_IDS
 _MAX_LISTED_NAMES = 50
 
 
-class ConversionError(ValueError):
+class ConversionError(errors.UserError):
   """A checkpoint or model directory that cannot be converted; says the fix."""
 
 

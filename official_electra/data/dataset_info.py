@@ -14,6 +14,7 @@ from typing import Optional
 
 import tensorflow as tf
 
+from official_electra import errors
 from official_electra import files
 
 DATASET_INFO_FILENAME = "dataset_info.json"
@@ -41,7 +42,7 @@ def file_sha256(path: str) -> str:
   return digest.hexdigest()
 
 
-class DatasetInfoError(ValueError):
+class DatasetInfoError(errors.UserError):
   """A dataset that does not fit the model or is unreadable; says the fix."""
 
 

@@ -14,6 +14,7 @@ import io
 import os
 from typing import Optional, Sequence, Union
 
+from official_electra import errors
 from official_electra import files
 
 GLUE_TASK_NAMES = ("CoLA", "SST-2", "MRPC", "STS-B", "QQP", "MNLI", "QNLI",
@@ -23,7 +24,7 @@ GLUE_TASK_NAMES = ("CoLA", "SST-2", "MRPC", "STS-B", "QQP", "MNLI", "QNLI",
 _BYTE_ORDER_MARK = "\ufeff"
 
 
-class GlueDataError(ValueError):
+class GlueDataError(errors.UserError):
   """A GLUE file is missing or one of its rows does not fit the task's layout."""
 
 

@@ -13,6 +13,7 @@ from typing import Optional, Sequence, Union
 from absl import logging
 import tensorflow as tf
 
+from official_electra import errors
 from official_electra import files
 from official_electra.data import dataset_info as dataset_info_lib
 from official_electra.data import pretraining_features
@@ -26,7 +27,7 @@ _MAX_CYCLE_LENGTH = 8
 _NO_END = 2 ** 62
 
 
-class PretrainingDataError(ValueError):
+class PretrainingDataError(errors.UserError):
   """Pretraining files that are missing, corrupt or do not fit the model."""
 
 

@@ -58,6 +58,8 @@ import numpy as np
 import tensorflow as tf
 import tf_keras
 
+from official_electra import command_line
+from official_electra import errors
 from official_electra.data import dataset_info as dataset_info_lib
 from official_electra.data import pretraining_dataloader
 from official_electra.experiments import training_curves
@@ -89,6 +91,7 @@ flags.DEFINE_integer("num_shards", 16, "Shards of the training records (the "
 flags.DEFINE_integer("num_train_steps", 600, "Steps of each run.")
 flags.DEFINE_integer("window_steps", 50, "Steps per mean of the training loss.")
 flags.DEFINE_integer("seed", 0, "Seed of the runs (and of the packing).")
+flags.DEFINE_bool("verbose", False, "Show tracebacks of errors.")
 
 
 def write_text_slices(corpus_pattern, text_dir, train_bytes, heldout_bytes):
@@ -223,9 +226,8 @@ def heldout_losses(model_dir, heldout_dir, seed):
   return results
 
 
-def main(argv):
-  del argv  # Unused.
-  settings = flags.FLAGS
+def run_study(settings):
+  """Builds the three layouts, trains on each, writes results.json and .png."""
   root = settings.output_dir
   text_dir = os.path.join(root, "text")
   write_text_slices(settings.corpus, text_dir, settings.train_bytes_per_file,
@@ -318,6 +320,14 @@ def print_table(results, window_steps):
     cells = [results[layout]["heldout"][step] for layout in LAYOUTS]
     print(f"| held-out loss at step {step} | " + " | ".join(
         f"{cell['loss']:.3f}" for cell in cells) + " |")
+
+
+def main(argv):
+  del argv  # Unused.
+  try:
+    run_study(flags.FLAGS)
+  except errors.UserError as error:
+    command_line.exit_with_error(error, flags.FLAGS.verbose)
 
 
 if __name__ == "__main__":

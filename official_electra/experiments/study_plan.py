@@ -10,6 +10,7 @@ keeps checkpoints at the same fractions of that budget.
 import dataclasses
 from typing import Mapping, Sequence
 
+from official_electra import errors
 from official_electra.training import architecture as architecture_lib
 from official_electra.training import flops
 
@@ -34,7 +35,7 @@ DEFAULT_VARIANTS = {
 MAX_FLOPS_MISMATCH = 0.01
 
 
-class StudyConfigError(ValueError):
+class StudyConfigError(errors.UserError):
   """The study's settings cannot give a fair comparison; says the fix."""
 
 

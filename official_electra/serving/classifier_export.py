@@ -28,7 +28,7 @@ from official_electra.serving import op_allowlist
 from official_electra.tokenization import wordpiece_tokenizer
 
 
-class ExportError(ValueError):
+class ExportError(errors.UserError):
   """The fine-tuned folder or the export folder is unusable."""
 
 

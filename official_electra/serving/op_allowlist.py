@@ -16,6 +16,7 @@ import os
 import tensorflow as tf
 from tensorflow.core.protobuf import saved_model_pb2
 
+from official_electra import errors
 from official_electra import files
 
 # TF Text ops registered by TF Text 2.12 (the version stock TF Serving embeds)
@@ -46,7 +47,7 @@ OLD_TF_TEXT_OP_TYPES = frozenset({
 NEW_TF_TEXT_PREFIX = "TFText>"
 
 
-class UnservableOpsError(ValueError):
+class UnservableOpsError(errors.UserError):
   """A SavedModel uses ops that stock TF Serving does not register."""
 
 

@@ -22,6 +22,7 @@ import os
 
 import tensorflow as tf
 
+from official_electra import errors
 from official_electra.modeling import checkpoints
 from official_electra.modeling import model_config as model_config_lib
 from official_electra.modeling.models import electra_model
@@ -29,7 +30,7 @@ from official_electra.serving import op_allowlist
 from official_electra.tokenization import wordpiece_tokenizer
 
 
-class PretrainingExportError(ValueError):
+class PretrainingExportError(errors.UserError):
   """The model_dir or the export folder is unusable; says the fix."""
 
 

@@ -4,12 +4,13 @@ import dataclasses
 import hashlib
 import os
 
+from official_electra import errors
 from official_electra import files
 
 SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
 
 
-class VocabularyError(ValueError):
+class VocabularyError(errors.UserError):
   """A vocabulary file that is missing or unusable; the message says the fix."""
 
 

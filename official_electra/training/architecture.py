@@ -13,6 +13,7 @@ import dataclasses
 import os
 from typing import Optional
 
+from official_electra import errors
 from official_electra.modeling import encoder_config as encoder_config_lib
 from official_electra.modeling import model_config as model_config_lib
 from official_electra.modeling.layers import dynamic_masking
@@ -22,7 +23,7 @@ from official_electra.modeling.models import electra_pretrainer
 MODEL_CONFIG_FILE = model_config_lib.MODEL_CONFIG_FILE
 
 
-class ArchitectureMismatchError(ValueError):
+class ArchitectureMismatchError(errors.UserError):
   """The configured model differs from the one trained in model_dir."""
 
 

@@ -9,13 +9,14 @@ from absl import logging
 import tensorflow as tf
 import tf_keras
 
+from official_electra import errors
 from official_electra import files
 from official_electra import preemption
 
 METRICS_LOG_FILE = "train_metrics.jsonl"
 
 
-class TrainingDivergedError(RuntimeError):
+class TrainingDivergedError(errors.UserError, RuntimeError):
   """The loss became NaN or Inf."""
 
 

@@ -12,6 +12,7 @@ from absl import logging
 import tensorflow as tf
 import tf_keras
 
+from official_electra import errors
 from official_electra import files
 from official_electra import settings_check
 from official_electra.data import dataset_info
@@ -34,7 +35,7 @@ _PRETRAINED_PARTS = ("discriminator_network", "generator_network",
                      "copy_head")
 
 
-class TrainingConfigError(ValueError):
+class TrainingConfigError(errors.UserError):
   """Settings of the run that cannot work together; says the fix."""
 
 

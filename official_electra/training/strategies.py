@@ -18,10 +18,12 @@ from absl import logging
 from official.common import distribute_utils
 import tensorflow as tf
 
+from official_electra import errors
+
 STRATEGIES = ("auto", "one_device", "mirrored", "multi_worker_mirrored", "tpu")
 
 
-class StrategyError(ValueError):
+class StrategyError(errors.UserError):
   """An unknown strategy name, or one this machine cannot run."""
 
 
