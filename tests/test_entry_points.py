@@ -44,6 +44,8 @@ _MISTAKES = [
     ("official_electra.benchmark.preprocess",
      ["--work_dir={tmp}/pre", "--corpus_mb=1",
       "--vocab_file={tmp}/no_such_vocab.txt"], "no_such_vocab.txt"),
+    ("official_electra.benchmark.vocab_learner",
+     ["--corpus={tmp}/no_such.txt"], "no_such.txt"),
     ("tfrecords_tools.build_vocab",
      ["--input={tmp}/no_such.txt", "--output={tmp}/vocab.txt"], "no_such.txt"),
     ("tfrecords_tools.build_pretraining_dataset",
