@@ -118,9 +118,9 @@ def _corpus_word_counts(max_lines):
   return counts
 
 
-@pytest.mark.parametrize("vocab_size", [300, 2000])
-def test_same_vocabulary_on_real_text(vocab_size):
+def test_same_vocabulary_on_real_text():
+  # One size: tensorflow-text's learner takes most of the suite's time here.
   word_counts = _corpus_word_counts(max_lines=3000)
-  ours, theirs = _both(word_counts.items(), vocab_size)
+  ours, theirs = _both(word_counts.items(), 300)
   assert len(ours) > 100
   assert ours == theirs
