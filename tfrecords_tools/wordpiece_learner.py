@@ -221,17 +221,6 @@ def _reaching(pieces: dict[str, int], threshold) -> dict[str, int]:
           if count >= threshold}
 
 
-def _remainder(piece: str, tokens: set, longest: int) -> str:
-  """What is left of `piece` after its longest prefix in `tokens`.
-
-  Every single character of the words is in `tokens`, so a match is found.
-  """
-  end = min(len(piece), longest)
-  while end > 1 and piece[:end] not in tokens:
-    end -= 1
-  return piece[end:]
-
-
 class _ThresholdLearner:
   """The rounds of one threshold, with the threshold-free work done once.
 
@@ -334,7 +323,8 @@ class _ThresholdLearner:
       initial = self._words
       longest = max(map(len, initial_tokens), default=0)
       for word, count in initial.items():
-        # `_remainder`, inlined: this loop and the next are the hot spots.
+        # The longest prefix in the tokens (every single character is one, so
+        # a match is found), inlined: this loop and the next are the hot spots.
         length = len(word)
         end = length if length < longest else longest
         while end > 1 and word[:end] not in initial_tokens:
