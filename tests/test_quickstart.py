@@ -1,16 +1,20 @@
 """The README's first job, on a very small budget."""
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
+
+import pytest
 
 from official_electra import command_line
 from tests.training import tiny_pretraining
 
 
-def test_quickstart_builds_data_trains_and_exports(tmp_path):
-  work_dir = tmp_path / "quickstart"
+@pytest.fixture(scope="module")
+def quickstart(tmp_path_factory):
+  work_dir = tmp_path_factory.mktemp("quickstart") / "work"
   result = subprocess.run(
       [sys.executable, "-m", "official_electra.quickstart",
        f"--work_dir={work_dir}", "--corpus_bytes=100000", "--vocab_size=500",
@@ -18,6 +22,11 @@ def test_quickstart_builds_data_trains_and_exports(tmp_path):
       capture_output=True, text=True, check=False, timeout=600,
       cwd=tiny_pretraining.REPO_ROOT,
       env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"))
+  return work_dir, result
+
+
+def test_quickstart_builds_data_trains_and_exports(quickstart):
+  work_dir, result = quickstart
   assert result.returncode == 0, result.stderr[-3000:]
   assert "$ python -m official_electra.train --gin_file=gin/tiny.gin" in (
       result.stdout)
@@ -40,11 +49,16 @@ def test_quickstart_builds_data_trains_and_exports(tmp_path):
   assert "tensorflow/serving" in result.stdout
 
 
-def test_sigterm_during_pretraining_is_saved_and_exit_75(tmp_path):
+def test_sigterm_during_pretraining_is_saved_and_exit_75(quickstart, tmp_path):
   """SIGTERM to the quickstart alone reaches the running step: pretraining
   saves a checkpoint, and the quickstart exits 75 (`preempted:`) like every
   entry point, without exporting."""
   work_dir = tmp_path / "quickstart"
+  # The corpus and vocabulary of the finished quickstart, which it keeps
+  # (the time goes to the pretraining that is stopped here).
+  work_dir.mkdir()
+  for name in ("corpus.txt", "vocab.txt"):
+    shutil.copy(quickstart[0] / name, work_dir / name)
   stderr_path = tmp_path / "stderr.txt"
   with open(stderr_path, "w", encoding="utf-8") as stderr:
     process = subprocess.Popen(
@@ -55,11 +69,14 @@ def test_sigterm_during_pretraining_is_saved_and_exit_75(tmp_path):
         stdout=subprocess.PIPE, stderr=stderr, text=True,
         cwd=tiny_pretraining.REPO_ROOT,
         env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"))
+    before = []
     for line in process.stdout:
+      before.append(line)
       if line.startswith("step 100:"):
         process.send_signal(signal.SIGTERM)
         break
     output = process.communicate(timeout=600)[0]
+  assert not any(line.startswith("== vocabulary") for line in before), before
   errors = stderr_path.read_text(encoding="utf-8")
   assert process.returncode == command_line.PREEMPTED_EXIT_STATUS, (
       errors[-3000:])
