@@ -43,7 +43,8 @@ def batch(batch_size=8, seq_len=24, padded_rows=4, real_len=16, pattern=True,
 def pretrainer(objective="electra", config=TINY, generator_fraction=0.5,
                uniform_generator=False, seed=1, max_predictions_per_seq=4,
                untied_generator_embeddings=False, disallow_correct=False,
-               masking_draws="without_replacement", unigram_counts=None):
+               masking_draws="without_replacement", unigram_counts=None,
+               gradient_accumulation_steps=1):
   """A tiny `ElectraPretrainer` with a tied (or untied) generator (for
   Two-Stage, one of the discriminator's size with its own embeddings)."""
   embeddings = encoder_config.build_embeddings(config)
@@ -63,4 +64,5 @@ def pretrainer(objective="electra", config=TINY, generator_fraction=0.5,
       max_predictions_per_seq=max_predictions_per_seq, objective=objective,
       uniform_generator=uniform_generator, unigram_counts=unigram_counts,
       seed=seed,
-      disallow_correct=disallow_correct, masking_draws=masking_draws)
+      disallow_correct=disallow_correct, masking_draws=masking_draws,
+      gradient_accumulation_steps=gradient_accumulation_steps)

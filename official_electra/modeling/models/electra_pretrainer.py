@@ -617,9 +617,13 @@ class ElectraPretrainer(tf_keras.Model):
       return (index + 1, [a + b for a, b in zip(sums, more)],
               total + micro_loss)
 
+    # One iteration at a time: no micro-batch depends on the previous one's
+    # activations, so with the default `parallel_iterations` (10) the
+    # executor may run several micro-batches' passes at once, and hold their
+    # activations together.
     _, gradients, loss = tf.while_loop(
         lambda index, sums, total: index < steps, body,
-        (tf.constant(first), gradients, loss))
+        (tf.constant(first), gradients, loss), parallel_iterations=1)
     return gradients, variables, loss
 
   def test_step(self, data):

@@ -94,3 +94,33 @@ def test_micro_batches_normalised_by_their_own_weights_would_differ():
     summed += float(pretrainer.compute_pretraining_losses(
         part, part_outputs, denominators=denominators)["loss"])
   np.testing.assert_allclose(summed, whole, rtol=1e-6)
+
+
+def _while_loops(function_graph):
+  """`{loop name: parallel_iterations}` of every While op in the graph and
+  the functions it calls."""
+  graph_def = function_graph.as_graph_def()
+  nodes = list(graph_def.node) + [
+      node for function in graph_def.library.function
+      for node in function.node_def]
+  return {node.name: node.attr["parallel_iterations"].i for node in nodes
+          if node.op in ("While", "StatelessWhile")}
+
+
+def test_the_micro_batches_run_one_at_a_time():
+  # No micro-batch depends on the previous one's activations: a loop that
+  # may run iterations in parallel (tf.while_loop's default, 10) can hold
+  # several micro-batches' activations at once, which is the memory
+  # accumulation exists to avoid.
+  loops = {}
+  for steps in (1, 2):
+    pretrainer = tiny.pretrainer("electra", gradient_accumulation_steps=steps)
+    pretrainer.compile(optimizer=optimizer_factory.create_optimizer(
+        "adamw", 1e-3, 10, 0))
+    inputs = tiny.batch(batch_size=8, padded_rows=4)
+    pretrainer(inputs, training=False)  # Built: every micro-batch in the loop.
+    loops[steps] = _while_loops(tf.function(
+        pretrainer.train_step).get_concrete_function(inputs).graph)
+  accumulation_loops = set(loops[2]) - set(loops[1])
+  assert accumulation_loops, loops
+  assert {loops[2][name] for name in accumulation_loops} == {1}, loops
