@@ -6,7 +6,11 @@ end: a periodic save is made at the first block end at or after each multiple
 of `save_checkpoints_steps` (`callbacks.CheckpointSaver`; cadence 5: ckpt-6,
 12, 15, 21, 27, 30). As docs/training.md says, SIGTERM lets the running block
 finish and saves at its end, and a NaN inside a block removes the checkpoints
-from the block's start on.
+from the block's start on. The SIGTERM and kill -9 runs (and their
+uninterrupted reference) accumulate 2 micro-batches an optimizer step, so
+the kill -9 lands inside a step's micro-batches and the rerun must resume at
+an optimizer-step boundary with the uninterrupted run's losses and weights
+(gradient accumulation, docs/training.md).
 """
 
 import signal
@@ -32,7 +36,8 @@ _STEPS = 30
 _BINDINGS = (f"run_pretraining.steps_per_execution={_BLOCK}",
              "run_pretraining.save_checkpoints_steps=5",
              f"run_pretraining.num_train_steps={_STEPS}",
-             "run_pretraining.keep_checkpoint_max=10")
+             "run_pretraining.keep_checkpoint_max=10",
+             "run_pretraining.gradient_accumulation_steps=2")
 _PERIODIC_SAVES = [6, 12, 15, 21, 27, 30]
 
 
