@@ -3,7 +3,9 @@
 Two signatures:
   `serving_default`: raw text. Single-sentence tasks take `sentence`, pair tasks
     `sentence1` and `sentence2` (tf.string `[batch]`); the project's tokenizer
-    and core-TF packer run in the graph.
+    and core-TF packer run in the graph (packed to the fine-tuning
+    `max_seq_length`, then cut to the request's longest sequence:
+    `request_length`).
   `serve_token_ids`: `input_word_ids`, `input_mask`, `input_type_ids` (int32
     `[batch, seq_len]`), as packed by `WordpieceTokenizer.pack_inputs`.
 Both return, for classification, `label` (tf.string `[batch]`, GLUE's label
@@ -25,6 +27,7 @@ from official_electra.data import glue
 from official_electra.modeling import classifier_checkpoint
 from official_electra.modeling import errors
 from official_electra.serving import op_allowlist
+from official_electra.serving import request_length
 from official_electra.tokenization import wordpiece_tokenizer
 
 
@@ -69,8 +72,8 @@ class ClassifierServingModule(tf.Module):
 
   def serve_text(self, *sentences):
     segments = [self.tokenizer.tokenize(sentence) for sentence in sentences]
-    return self._outputs(self.tokenizer.pack_inputs(segments,
-                                                    self._max_seq_length))
+    packed = self.tokenizer.pack_inputs(segments, self._max_seq_length)
+    return self._outputs(request_length.cut_to_longest(packed))
 
   def signatures(self):
     """`{name: concrete function}` for `tf.saved_model.save`."""

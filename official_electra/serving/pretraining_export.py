@@ -9,9 +9,13 @@ Signatures:
 All return `sequence_output` (float32 `[batch, seq_len, hidden]`), `cls_output`
 (float32 `[batch, hidden]`, the `[CLS]` hidden state; ELECTRA has no pooler)
 and, for the discriminative objectives, `replaced_probability` (float32
-`[batch, seq_len]`, the probability that each token was replaced; padding
-positions carry no meaning). The text signatures also return the packed
-`input_word_ids` and `input_mask`.
+`[batch, seq_len]`, the probability that each token was replaced). The text
+signatures also return the packed `input_word_ids` and `input_mask`; they
+pack to max_seq_length and run the encoder on the request's longest sequence
+only (`request_length`), so their `sequence_output` and
+`replaced_probability` are 0 at padding positions (the token-id signature
+computes every position it is given; its padding positions carry no
+meaning).
 
 The export is checked with `op_allowlist.check_serving_op_types` (only ops that
 stock TF Serving registers) before it is renamed into place. Serving the text
@@ -27,6 +31,7 @@ from official_electra.modeling import checkpoints
 from official_electra.modeling import model_config as model_config_lib
 from official_electra.modeling.models import electra_model
 from official_electra.serving import op_allowlist
+from official_electra.serving import request_length
 from official_electra.tokenization import wordpiece_tokenizer
 
 
@@ -65,7 +70,11 @@ class DiscriminatorServingModule(tf.Module):
   def serve_text(self, *sentences):
     segments = [self.tokenizer.tokenize(sentence) for sentence in sentences]
     packed = self.tokenizer.pack_inputs(segments, self._max_seq_length)
-    outputs = self.serve_token_ids(**packed)
+    outputs = self.serve_token_ids(**request_length.cut_to_longest(packed))
+    for name in ("sequence_output", "replaced_probability"):
+      if name in outputs:
+        outputs[name] = request_length.pad_positions(outputs[name],
+                                                     self._max_seq_length)
     outputs["input_word_ids"] = packed["input_word_ids"]
     outputs["input_mask"] = packed["input_mask"]
     return outputs

@@ -79,11 +79,19 @@ def test_text_signatures_match_keras(exported, tmp_path):
     np.testing.assert_array_equal(outputs["input_word_ids"],
                                   packed["input_word_ids"])
     sequence, probability = _keras_outputs(pretrainer, packed)
-    assert outputs["sequence_output"].shape[0] == len(segments[0])
-    np.testing.assert_allclose(outputs["sequence_output"], sequence,
-                               rtol=1e-5, atol=1e-5)
-    np.testing.assert_allclose(outputs["replaced_probability"], probability,
-                               rtol=1e-5, atol=1e-5)
+    assert outputs["sequence_output"].shape == sequence.shape
+    assert outputs["replaced_probability"].shape == probability.shape
+    # The encoder runs on the request's longest sequence only
+    # (serving/request_length.py): real positions are the full-length
+    # model's, padding positions are 0.
+    real = packed["input_mask"].numpy() == 1
+    assert not real.all()
+    np.testing.assert_allclose(outputs["sequence_output"][real],
+                               sequence[real], rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(outputs["replaced_probability"][real],
+                               probability[real], rtol=1e-5, atol=1e-5)
+    np.testing.assert_array_equal(outputs["sequence_output"][~real], 0.0)
+    np.testing.assert_array_equal(outputs["replaced_probability"][~real], 0.0)
 
 
 def test_exported_graph_has_only_servable_ops(exported):
