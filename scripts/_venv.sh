@@ -4,10 +4,9 @@
 #
 # ELECTRA_PYTHONS (set by the caller) lists the accepted versions, preferred
 # first; default "3.11 3.12 3.13" (numpy 2.4 needs 3.11 or newer; TensorFlow
-# 2.20 has no wheels past 3.13). The test command accepts 3.11 only: the
-# test-only torch 2.13.0 for 3.12 and 3.13 is PyPI's CUDA build, whose
-# triton crashes the process (segmentation fault) when transformers imports
-# it beside TensorFlow (measured on 3.12.1, 2026-12-02).
+# 2.20 has no wheels past 3.13). Both README commands accept all three; on
+# 3.12 and 3.13 the test command removes the test-only torch's triton (see
+# scripts/run_tests.sh).
 ensure_venv() {
   local python_bin candidate version
   local accepted="${ELECTRA_PYTHONS:-3.11 3.12 3.13}"

@@ -10,8 +10,16 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/_venv.sh
-# Python 3.11 only: see scripts/_venv.sh (the test-only torch of 3.12/3.13).
-ELECTRA_PYTHONS=3.11 ensure_venv requirements.txt requirements-test.txt
+ensure_venv requirements.txt requirements-test.txt
+# On Python 3.12 and 3.13 the test-only torch==2.13.0 is PyPI's CUDA build,
+# which pulls in triton (a GPU kernel compiler the CPU tests never use); with
+# TensorFlow loaded, importing transformers then crashes the process
+# (segmentation fault, measured on 3.12.1). Without triton torch runs on the
+# CPU as the 3.11 CPU build does.
+if .venv/bin/python -m pip show triton > /dev/null 2>&1; then
+  echo "removing triton from .venv (unused on the CPU; crashes beside TensorFlow)" >&2
+  .venv/bin/python -m pip uninstall --yes --quiet triton
+fi
 set +e
 .venv/bin/python -m pytest -n "${ELECTRA_TEST_WORKERS:-2}" --dist loadfile "$@"
 rc=$?
