@@ -13,7 +13,9 @@ ensure_venv() {
   python_bin=""
   for candidate in $(for version in $accepted; do echo "python$version"; done) python3; do
     if command -v "$candidate" > /dev/null; then
-      version=$("$candidate" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
+      # A command that is there but does not run (a pyenv shim of a version
+      # not selected) is skipped, not fatal.
+      version=$("$candidate" -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2> /dev/null) || continue
       if [[ " $accepted " == *" $version "* ]]; then
         python_bin=$(command -v "$candidate")
         break
