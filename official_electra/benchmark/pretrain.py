@@ -3,6 +3,15 @@ r"""Pretraining-step speed: ours against Model Garden and Hugging Face, one run.
     python -m official_electra.benchmark.pretrain [--model=small|base|tiny]
         [--batch_size=32] [--seq_len=128] [--mixed_precision=float32]
         [--jit_compile] [--repetitions=5] [--steps=3] [--output=bench.json]
+        [--implementations=ours,model_garden,huggingface]
+        [--reference=model_garden]
+
+An implementation written `kind:precision` runs in that precision instead of
+--mixed_precision's, so `--mixed_precision=mixed_bfloat16
+--implementations=ours,model_garden,model_garden:float32
+--reference=model_garden:float32` compares our bfloat16 step with Model
+Garden's float32 one (the choice a user faces) in one run; the peak and the
+step's matmul ceiling are timed in each precision used.
 
 Each implementation lives in its own worker process (so each one's peak memory
 is its own) and the coordinator runs them in turn, alternating, after a
@@ -53,7 +62,12 @@ flags.DEFINE_integer("repetitions", 5, "Timed rounds per implementation.")
 flags.DEFINE_integer("steps", 3, "Training steps per timed round.")
 flags.DEFINE_integer("warmup_steps", 3, "Untimed steps before the rounds.")
 flags.DEFINE_list("implementations", ["ours", "model_garden", "huggingface"],
-                  "Which implementations to run.")
+                  "Which implementations to run; `kind:precision` runs one "
+                  "in its own precision (e.g. model_garden:float32 beside "
+                  "--mixed_precision=mixed_bfloat16).")
+flags.DEFINE_string("reference", "model_garden",
+                    "The implementation the `vs` column divides by, as "
+                    "written in --implementations.")
 flags.DEFINE_string("output", None, "Write the results as JSON here too.")
 FLAGS = flags.FLAGS
 
@@ -345,37 +359,63 @@ def available(kind):
   return True
 
 
-def run(settings, implementations):
-  """Runs the alternating benchmark; returns a JSON-able dict of results."""
+def parse_implementation(spec, default_precision):
+  """`kind` or `kind:precision` -> (kind, precision); raises ValueError."""
+  kind, _, precision = spec.partition(":")
+  precision = precision or default_precision
+  if kind not in ("ours", "model_garden", "huggingface"):
+    raise ValueError(f"--implementations: unknown implementation {kind!r} "
+                     "(ours, model_garden or huggingface)")
+  if precision not in ("float32", "mixed_bfloat16", "mixed_float16"):
+    raise ValueError(f"--implementations: unknown precision {precision!r} in "
+                     f"{spec!r} (float32, mixed_bfloat16 or mixed_float16)")
+  return kind, precision
+
+
+def run(settings, implementations, reference="model_garden"):
+  """Runs the alternating benchmark; returns a JSON-able dict of results.
+
+  `implementations` are `kind` or `kind:precision` (see the flag); each is
+  reported under that name, its MFU and "of matmuls" over the peak and the
+  step's matmuls timed in its own precision, and its ratio over `reference`'s
+  examples/s.
+  """
   from official_electra.training import flops  # pylint: disable=g-import-not-at-top
   discriminator_config, generator_config = _configs(settings["model"])
   flops_per_example = flops.pretraining_flops(
       discriminator_config, generator_config, "electra", settings["seq_len"],
       _num_slots(settings["seq_len"])).train_per_example
+  specs = {spec: parse_implementation(spec, settings["mixed_precision"])
+           for spec in implementations}
   context = multiprocessing.get_context("spawn")
   workers = {}
-  for kind in implementations:
+  for spec, (kind, precision) in specs.items():
     if not available(kind):
-      print(f"{kind}: skipped (torch/transformers not installed)")
+      print(f"{spec}: skipped (torch/transformers not installed)")
       continue
     parent, child = context.Pipe()
     # Daemon workers end with the coordinator, also when it fails.
-    process = context.Process(target=_worker, args=(kind, settings, child),
-                              daemon=True)
+    process = context.Process(
+        target=_worker,
+        args=(kind, dict(settings, mixed_precision=precision), child),
+        daemon=True)
     process.start()
     # Build and warm up one at a time, so compilation does not overlap.
     status, detail = parent.recv()
     if status != "ready":
       # Reported and left out, so the others are still compared.
-      print(f"{kind}: failed to start, left out: {detail.splitlines()[0]}",
+      print(f"{spec}: failed to start, left out: {detail.splitlines()[0]}",
             flush=True)
       process.join()
       continue
-    workers[kind] = (process, parent)
-    print(f"{kind}: warmed up", flush=True)
+    workers[spec] = (process, parent)
+    print(f"{spec}: warmed up", flush=True)
   _share_the_gpus()
-  peaks = [matmul_peak_flops(settings["mixed_precision"])]
-  seconds = {kind: [] for kind in workers}
+  precisions = sorted({settings["mixed_precision"]}
+                      | {precision for _, precision in specs.values()})
+  peaks = {precision: [matmul_peak_flops(precision)]
+           for precision in precisions}
+  seconds = {spec: [] for spec in workers}
   for repetition in range(settings["repetitions"]):
     for kind, (_, connection) in workers.items():
       connection.send(("run", settings["steps"]))
@@ -384,26 +424,41 @@ def run(settings, implementations):
         raise RuntimeError(f"{kind} failed: {detail}")
       seconds[kind].append(detail[0])
     print(f"round {repetition + 1}/{settings['repetitions']} done", flush=True)
-  peaks.append(matmul_peak_flops(settings["mixed_precision"]))
-  peak = max(peaks)
-  # On a GPU most of the step's matmuls take microseconds, less than a call's
-  # launch: timed alone they would measure the launches, so no ceiling there.
-  timings = None if _on_gpu() else matmul_ceiling.step_matmul_timings(
-      discriminator_config, generator_config, settings["batch_size"],
-      settings["seq_len"], _num_slots(settings["seq_len"]),
-      settings["mixed_precision"])
-  ceiling = matmul_ceiling.flops_per_second(timings) if timings else None
+  by_precision = {}
+  for precision in precisions:
+    peaks[precision].append(matmul_peak_flops(precision))
+    # On a GPU most of the step's matmuls take microseconds, less than a
+    # call's launch: timed alone they would measure the launches, so no
+    # ceiling there.
+    timings = None if _on_gpu() else matmul_ceiling.step_matmul_timings(
+        discriminator_config, generator_config, settings["batch_size"],
+        settings["seq_len"], _num_slots(settings["seq_len"]), precision)
+    by_precision[precision] = {
+        "matmul_peak_flops": max(peaks[precision]),
+        "step_matmul_flops": (matmul_ceiling.flops_per_second(timings)
+                              if timings else None),
+        "step_matmuls": timings}
+  main_precision = by_precision[settings["mixed_precision"]]
   results = {"settings": settings, "flops_per_example": flops_per_example,
-             "matmul_peak_flops": peak, "step_matmul_flops": ceiling,
-             "step_matmuls": timings, "implementations": {}}
-  for kind, (process, connection) in workers.items():
+             "matmul_peak_flops": main_precision["matmul_peak_flops"],
+             "step_matmul_flops": main_precision["step_matmul_flops"],
+             "step_matmuls": main_precision["step_matmuls"],
+             "precisions": {precision: {key: value for key, value in
+                                        entry.items() if key != "step_matmuls"}
+                            for precision, entry in by_precision.items()},
+             "reference": reference, "implementations": {}}
+  for spec, (process, connection) in workers.items():
+    kind, precision = specs[spec]
+    peak = by_precision[precision]["matmul_peak_flops"]
+    ceiling = by_precision[precision]["step_matmul_flops"]
     connection.send(("stop", 0))
     _, (memory, gpu_memory) = connection.recv()
     process.join()
     rates = [settings["steps"] * settings["batch_size"] / s
-             for s in seconds[kind]]
+             for s in seconds[spec]]
     median = statistics.median(rates)
-    results["implementations"][kind] = {
+    results["implementations"][spec] = {
+        "implementation": kind, "mixed_precision": precision,
         "examples_per_second": median,
         "examples_per_second_min": min(rates),
         "examples_per_second_max": max(rates),
@@ -414,11 +469,11 @@ def run(settings, implementations):
         "peak_memory_mib": memory,
         "gpu_peak_memory_mib": gpu_memory,
     }
-  garden = results["implementations"].get("model_garden")
+  base = results["implementations"].get(reference)
   for entry in results["implementations"].values():
-    entry["ratio_to_model_garden"] = (
-        entry["examples_per_second"] / garden["examples_per_second"]
-        if garden else None)
+    entry["ratio_to_reference"] = (
+        entry["examples_per_second"] / base["examples_per_second"]
+        if base else None)
   return results
 
 
@@ -429,25 +484,37 @@ def format_table(results):
   entries = results["implementations"]
   on_gpu = any(entry.get("gpu_peak_memory_mib") is not None
                for entry in entries.values())
+  # Results written before per-implementation precisions had one precision.
+  precisions = results.get("precisions") or {settings["mixed_precision"]: {
+      "matmul_peak_flops": results["matmul_peak_flops"],
+      "step_matmul_flops": ceiling}}
+  width = max([14] + [len(spec) + 2 for spec in entries])
   lines = [
       f"model={settings['model']} batch={settings['batch_size']} "
       f"seq_len={settings['seq_len']} precision={settings['mixed_precision']} "
       f"jit_compile={settings['jit_compile']}",
-      f"training FLOPs/example {results['flops_per_example'] / 1e9:.2f} G; "
-      f"matmul peak {results['matmul_peak_flops'] / 1e9:.0f} GFLOP/s; "
-      + (f"the step's own matmuls alone {ceiling / 1e9:.0f} GFLOP/s"
-         if ceiling else "the step's own matmuls: not timed on a GPU"),
-      f"{'implementation':<14}{'examples/s':>12}{'(min-max)':>16}"
-      f"{'tokens/s':>10}{'vs MG':>7}{'MFU':>7}{'of matmuls':>11}"
-      f"{'peak MiB':>10}" + (f"{'GPU MiB':>10}" if on_gpu else ""),
+      f"training FLOPs/example {results['flops_per_example'] / 1e9:.2f} G",
   ]
+  for precision, rates in precisions.items():
+    step_rate = rates["step_matmul_flops"]
+    lines.append(
+        f"{precision}: matmul peak {rates['matmul_peak_flops'] / 1e9:.0f} "
+        "GFLOP/s; "
+        + (f"the step's own matmuls alone {step_rate / 1e9:.0f} GFLOP/s"
+           if step_rate else "the step's own matmuls: not timed on a GPU"))
+  reference = results.get("reference", "model_garden")
+  lines.append(f"vs: examples/s over {reference}'s")
+  lines.append(
+      f"{'implementation':<{width}}{'examples/s':>12}{'(min-max)':>16}"
+      f"{'tokens/s':>10}{'vs':>7}{'MFU':>7}{'of matmuls':>11}"
+      f"{'peak MiB':>10}" + (f"{'GPU MiB':>10}" if on_gpu else ""))
   for kind, entry in entries.items():
-    ratio = entry["ratio_to_model_garden"]
+    ratio = entry.get("ratio_to_reference", entry.get("ratio_to_model_garden"))
     fraction = entry["fraction_of_step_matmuls"]
     gpu_memory = entry.get("gpu_peak_memory_mib")
     gpu_cell = f"{gpu_memory:.0f}" if gpu_memory is not None else "-"
     lines.append(
-        f"{kind:<14}{entry['examples_per_second']:>12.2f}"
+        f"{kind:<{width}}{entry['examples_per_second']:>12.2f}"
         f"{entry['examples_per_second_min']:>8.2f}-"
         f"{entry['examples_per_second_max']:<7.2f}"
         f"{entry['tokens_per_second']:>10.0f}"
@@ -490,7 +557,15 @@ def main(argv):
       "jit_compile": FLAGS.jit_compile, "repetitions": FLAGS.repetitions,
       "steps": FLAGS.steps, "warmup_steps": FLAGS.warmup_steps,
   }
-  results = run(settings, FLAGS.implementations)
+  try:
+    for spec in FLAGS.implementations:
+      parse_implementation(spec, FLAGS.mixed_precision)
+    if FLAGS.reference not in FLAGS.implementations + ["model_garden"]:
+      raise ValueError(f"--reference={FLAGS.reference} is not one of "
+                       f"--implementations ({','.join(FLAGS.implementations)})")
+  except ValueError as error:
+    raise app.UsageError(str(error))
+  results = run(settings, FLAGS.implementations, FLAGS.reference)
   print(format_table(results))
   if FLAGS.output:
     benchmark_workers.write_results(FLAGS.output, results)

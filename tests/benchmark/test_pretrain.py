@@ -51,36 +51,54 @@ def test_model_garden_trains_under_mixed_bfloat16_with_the_patched_sampler(
 
 
 def test_command_prints_the_table_and_writes_the_json(tmp_path):
+  # One implementation in its own precision beside the others' float32 (the
+  # comparison a user makes: our mixed_bfloat16 against Model Garden's
+  # float32), and the ratios over it.
   kinds = [kind for kind in ("ours", "model_garden", "huggingface")
-           if pretrain.available(kind)]
+           if pretrain.available(kind)] + ["ours:mixed_bfloat16"]
   output = tmp_path / "bench.json"
   completed = subprocess.run(
       [sys.executable, "-m", "official_electra.benchmark.pretrain",
        "--model=tiny", "--batch_size=2", "--seq_len=16", "--repetitions=2",
        "--steps=1", "--warmup_steps=1", f"--implementations={','.join(kinds)}",
-       f"--output={output}"],
+       "--reference=model_garden", f"--output={output}"],
       capture_output=True, text=True, check=False, timeout=600)
   assert completed.returncode == 0, completed.stderr[-3000:]
   results = json.loads(output.read_text())
   assert list(results["implementations"]) == kinds
   assert results["matmul_peak_flops"] > results["step_matmul_flops"] > 0
+  assert set(results["precisions"]) == {"float32", "mixed_bfloat16"}
+  assert results["precisions"]["float32"]["matmul_peak_flops"] == (
+      results["matmul_peak_flops"])
+  for rates in results["precisions"].values():
+    assert rates["matmul_peak_flops"] > rates["step_matmul_flops"] > 0
   timings = results["step_matmuls"]
   assert results["step_matmul_flops"] == pytest.approx(
       sum(t["count"] * t["flops"] for t in timings) /
       sum(t["count"] * t["seconds"] for t in timings))
   assert "the step's matmuls, each timed alone" in completed.stdout
+  garden = results["implementations"]["model_garden"]
   for kind, entry in results["implementations"].items():
+    assert (entry["implementation"], entry["mixed_precision"]) == (
+        tuple(kind.split(":")) if ":" in kind else (kind, "float32"))
+    rates = results["precisions"][entry["mixed_precision"]]
+    assert entry["ratio_to_reference"] == pytest.approx(
+        entry["examples_per_second"] / garden["examples_per_second"])
     assert entry["examples_per_second_min"] <= entry["examples_per_second"]
     assert entry["examples_per_second"] <= entry["examples_per_second_max"]
     assert entry["tokens_per_second"] == pytest.approx(
         16 * entry["examples_per_second"])
     assert entry["mfu"] == pytest.approx(
         entry["examples_per_second"] * results["flops_per_example"] /
-        results["matmul_peak_flops"])
+        rates["matmul_peak_flops"])
+    assert entry["fraction_of_step_matmuls"] == pytest.approx(
+        entry["examples_per_second"] * results["flops_per_example"] /
+        rates["step_matmul_flops"])
     assert entry["peak_memory_mib"] > 0
     assert f"\n{kind}" in completed.stdout
-  assert results["implementations"]["model_garden"][
-      "ratio_to_model_garden"] == pytest.approx(1.0)
+  assert garden["ratio_to_reference"] == pytest.approx(1.0)
+  assert "\nours:mixed_bfloat16 " in completed.stdout
+  assert "mixed_bfloat16: matmul peak" in completed.stdout
 
 
 def _results(ceiling, gpu_memory):
@@ -88,11 +106,23 @@ def _results(ceiling, gpu_memory):
            "examples_per_second_max": 11.0, "tokens_per_second": 1280.0,
            "mfu": 0.4, "fraction_of_step_matmuls": 0.9 if ceiling else None,
            "peak_memory_mib": 3000.0, "gpu_peak_memory_mib": gpu_memory,
-           "ratio_to_model_garden": None}
+           "ratio_to_reference": None}
   return {"settings": dict(TINY, mixed_precision="float32"),
           "flops_per_example": 9e9, "matmul_peak_flops": 3e11,
           "step_matmul_flops": ceiling, "step_matmuls": None,
           "implementations": {"ours": entry}}
+
+
+def test_an_implementation_spec_names_a_known_kind_and_precision():
+  with pytest.raises(ValueError, match="unknown precision 'bf16'"):
+    pretrain.parse_implementation("ours:bf16", "float32")
+  with pytest.raises(ValueError, match="unknown implementation 'mine'"):
+    pretrain.parse_implementation("mine", "float32")
+  assert pretrain.parse_implementation("model_garden:float32",
+                                       "mixed_bfloat16") == (
+                                           "model_garden", "float32")
+  assert pretrain.parse_implementation("ours", "mixed_bfloat16") == (
+      "ours", "mixed_bfloat16")
 
 
 def test_table_on_a_cpu_has_the_ceiling_and_no_gpu_column():
