@@ -30,9 +30,22 @@ def _gelu_gradient(upstream, features):
   return upstream * (cdf + features * pdf)
 
 
+@tf.function(jit_compile=True)
+def _gelu_in_float32(features):
+  return tf.cast(tf.nn.gelu(tf.cast(features, tf.float32), approximate=False),
+                 features.dtype)
+
+
 @tf.custom_gradient
 def exact_gelu(features):
   """`0.5 * x * (1 + erf(x / sqrt(2)))`, as BERT and ELECTRA (not tanh).
+
+  In float32 (and so in every export) the forward pass is TensorFlow's own
+  `tf.nn.gelu`. In bfloat16 and float16 (mixed-precision training) it is
+  computed in float32 and rounded once, in one XLA kernel: TensorFlow's
+  bfloat16 `Erfc` kernel made GELU 4-5x slower than this on a CPU with
+  native bfloat16 ([4096, 1024], 2 cores), and the result is the exact GELU
+  rounded to the dtype (closer to it than the bfloat16 kernel's).
 
   Args:
     features: float tensor of any shape and dtype.
@@ -42,6 +55,8 @@ def exact_gelu(features):
   """
   def gradient(upstream):
     return _gelu_gradient(upstream, features)
+  if features.dtype in (tf.bfloat16, tf.float16):
+    return _gelu_in_float32(features), gradient
   return tf.nn.gelu(features, approximate=False), gradient
 
 

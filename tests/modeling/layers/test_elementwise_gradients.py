@@ -96,3 +96,28 @@ def test_bfloat16_gradients_are_close_to_float32():
   assert low.dtype == tf.bfloat16
   np.testing.assert_allclose(tf.cast(low, tf.float32).numpy(), high.numpy(),
                              rtol=0.05, atol=0.05)
+
+
+@pytest.mark.parametrize("dtype", [tf.bfloat16, tf.float16])
+def test_low_precision_gelu_is_the_float32_gelu_rounded_once(dtype):
+  # Mixed-precision training computes GELU in float32 in one XLA kernel
+  # (the bfloat16 Erfc kernel is several times slower); float32 stays
+  # TensorFlow's own op, so exports hold no XLA call.
+  x = tf.cast(tf.random.stateless_normal([8, 256], seed=[1, 2]) * 3.0, dtype)
+  value = elementwise_gradients.exact_gelu(x)
+  assert value.dtype == dtype
+  expected = tf.cast(tf.nn.gelu(tf.cast(x, tf.float32), approximate=False),
+                     dtype)
+  np.testing.assert_array_equal(value.numpy(), expected.numpy())
+  traced = tf.function(elementwise_gradients.exact_gelu)
+  float32_graph = traced.get_concrete_function(
+      tf.TensorSpec([None, 4], tf.float32)).graph
+  low_graph = traced.get_concrete_function(
+      tf.TensorSpec([None, 4], dtype)).graph
+
+  def calls_xla(graph):
+    return any(op.type in ("StatefulPartitionedCall", "PartitionedCall") and
+               op.get_attr("_XlaMustCompile") for op in graph.get_operations()
+               if "_XlaMustCompile" in op.node_def.attr)
+  assert not calls_xla(float32_graph)
+  assert calls_xla(low_graph)
