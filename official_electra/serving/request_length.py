@@ -30,7 +30,6 @@ def cut_to_longest(packed: dict[str, tf.Tensor]) -> dict[str, tf.Tensor]:
   mask = packed["input_mask"]
   lengths = tf.reduce_sum(mask, axis=1)
   longest = tf.reduce_max(tf.concat([lengths, tf.ones([1], lengths.dtype)], 0))
-  longest = tf.minimum(longest, tf.cast(tf.shape(mask)[1], lengths.dtype))
   return {name: value[:, :longest] for name, value in packed.items()}
 
 
@@ -38,7 +37,5 @@ def pad_positions(values: tf.Tensor, seq_length) -> tf.Tensor:
   """Pads per-token outputs `[batch, longest, ...]` with zeros to
   `[batch, seq_length, ...]`, the packed inputs' length."""
   extra = seq_length - tf.shape(values)[1]
-  paddings = tf.concat(
-      [[[0, 0], [0, extra]], tf.zeros([tf.rank(values) - 2, 2], tf.int32)],
-      axis=0)
-  return tf.pad(values, paddings)
+  return tf.pad(values, [[0, 0], [0, extra]] +
+                [[0, 0]] * (values.shape.rank - 2))
