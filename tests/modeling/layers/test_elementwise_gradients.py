@@ -121,3 +121,25 @@ def test_low_precision_gelu_is_the_float32_gelu_rounded_once(dtype):
                if "_XlaMustCompile" in op.node_def.attr)
   assert not calls_xla(float32_graph)
   assert calls_xla(low_graph)
+
+
+def test_bfloat16_gelu_gradient_is_the_float32_gradient_rounded_once():
+  # The closed form is computed in float32 and rounded once (XLA would round
+  # after every op in bfloat16: half the elements off, by up to 0.016).
+  x = tf.cast(tf.random.stateless_normal([8, 256], seed=[1, 2]) * 3.0,
+              tf.bfloat16)
+  upstream = tf.cast(tf.random.stateless_normal([8, 256], seed=[3, 4]),
+                     tf.bfloat16)
+  _, (low,) = gradients(elementwise_gradients.exact_gelu, x,
+                        upstream=upstream)
+  assert low.dtype == tf.bfloat16
+  _, (high,) = gradients(lambda v: tf.nn.gelu(v, approximate=False),
+                         tf.cast(x, tf.float32),
+                         upstream=tf.cast(upstream, tf.float32))
+  expected = tf.cast(high, tf.bfloat16).numpy().astype(np.float32)
+  actual = low.numpy().astype(np.float32)
+  # TensorFlow's float32 gradient and the closed form differ by float32
+  # rounding, which can move a value across a bfloat16 rounding boundary.
+  differ = actual != expected
+  assert differ.mean() < 0.01, differ.sum()
+  np.testing.assert_allclose(actual, expected, rtol=2.0**-7, atol=1e-30)

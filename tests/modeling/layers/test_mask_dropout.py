@@ -104,3 +104,27 @@ def test_config_round_trip_and_validation():
   assert isinstance(restored, mask_dropout.MaskDropout)
   with pytest.raises(ValueError, match="rate must be in"):
     mask_dropout.MaskDropout(1.0)
+
+
+@pytest.mark.parametrize("dtype", [tf.float32, tf.bfloat16])
+def test_output_is_the_input_times_the_mask_non_finite_values_included(dtype):
+  # The mask is applied as a multiply (never a select), so a NaN or inf the
+  # layer drops still reaches the loss and the step's non-finite check.
+  layer = mask_dropout.MaskDropout(0.5, seed=13)
+  values = np.array([np.nan, np.inf, -np.inf, -2.0, 3.0, -0.0] * 400)
+  inputs = tf.constant(values, dtype)
+  outputs = layer(inputs, training=True).numpy().astype(np.float64)
+  finite = np.isfinite(values)
+  kept = finite & (outputs != 0.0)
+  assert 0 < kept.sum() < finite.sum()
+  scale = float(tf.cast(1 / (1 - layer.drop_probability), dtype))
+  np.testing.assert_array_equal(outputs[kept], values[kept] * scale)
+  # Dropped finite values are zeros with the sign of the product.
+  dropped = finite & ~kept
+  np.testing.assert_array_equal(np.signbit(outputs[dropped]),
+                                np.signbit(values[dropped]))
+  assert np.isnan(outputs[~finite & ~np.isinf(values)]).all()
+  infinite = np.isinf(values)
+  assert np.all(np.isnan(outputs[infinite]) | (outputs[infinite] ==
+                                               values[infinite] * scale))
+  assert np.isnan(outputs[infinite]).any()  # a dropped inf is 0 * inf = NaN
