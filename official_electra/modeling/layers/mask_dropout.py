@@ -1,4 +1,4 @@
-"""Dropout whose backward pass is one multiply by the saved mask."""
+"""Dropout that applies its mask in one XLA loop each way, never writing it."""
 
 import tensorflow as tf
 import tf_keras
