@@ -480,14 +480,9 @@ def run(settings, implementations, reference="model_garden"):
 def format_table(results):
   """The results as a plain-text table (the JSON has the same figures)."""
   settings = results["settings"]
-  ceiling = results["step_matmul_flops"]
   entries = results["implementations"]
   on_gpu = any(entry.get("gpu_peak_memory_mib") is not None
                for entry in entries.values())
-  # Results written before per-implementation precisions had one precision.
-  precisions = results.get("precisions") or {settings["mixed_precision"]: {
-      "matmul_peak_flops": results["matmul_peak_flops"],
-      "step_matmul_flops": ceiling}}
   width = max([14] + [len(spec) + 2 for spec in entries])
   lines = [
       f"model={settings['model']} batch={settings['batch_size']} "
@@ -495,21 +490,20 @@ def format_table(results):
       f"jit_compile={settings['jit_compile']}",
       f"training FLOPs/example {results['flops_per_example'] / 1e9:.2f} G",
   ]
-  for precision, rates in precisions.items():
+  for precision, rates in results["precisions"].items():
     step_rate = rates["step_matmul_flops"]
     lines.append(
         f"{precision}: matmul peak {rates['matmul_peak_flops'] / 1e9:.0f} "
         "GFLOP/s; "
         + (f"the step's own matmuls alone {step_rate / 1e9:.0f} GFLOP/s"
            if step_rate else "the step's own matmuls: not timed on a GPU"))
-  reference = results.get("reference", "model_garden")
-  lines.append(f"vs: examples/s over {reference}'s")
+  lines.append(f"vs: examples/s over {results['reference']}'s")
   lines.append(
       f"{'implementation':<{width}}{'examples/s':>12}{'(min-max)':>16}"
       f"{'tokens/s':>10}{'vs':>7}{'MFU':>7}{'of matmuls':>11}"
       f"{'peak MiB':>10}" + (f"{'GPU MiB':>10}" if on_gpu else ""))
   for kind, entry in entries.items():
-    ratio = entry.get("ratio_to_reference", entry.get("ratio_to_model_garden"))
+    ratio = entry["ratio_to_reference"]
     fraction = entry["fraction_of_step_matmuls"]
     gpu_memory = entry.get("gpu_peak_memory_mib")
     gpu_cell = f"{gpu_memory:.0f}" if gpu_memory is not None else "-"

@@ -110,7 +110,9 @@ def _results(ceiling, gpu_memory):
   return {"settings": dict(TINY, mixed_precision="float32"),
           "flops_per_example": 9e9, "matmul_peak_flops": 3e11,
           "step_matmul_flops": ceiling, "step_matmuls": None,
-          "implementations": {"ours": entry}}
+          "precisions": {"float32": {"matmul_peak_flops": 3e11,
+                                     "step_matmul_flops": ceiling}},
+          "reference": "model_garden", "implementations": {"ours": entry}}
 
 
 def test_an_implementation_spec_names_a_known_kind_and_precision():
