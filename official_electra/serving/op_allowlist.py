@@ -1,16 +1,21 @@
 """Which op types a SavedModel needs, and whether stock TF Serving has them.
 
-The stock TF Serving binary links core TensorFlow and an older TF Text (2.12.1
-as of 2025; ELECTRA_REFERENCE.md Section 7). A SavedModel that uses an op it
-lacks loads in Python but fails in TF Serving with "Op type not registered".
-`check_serving_op_types` lists every op type in a SavedModel's graphs,
-including every function in their libraries (where `tf.function` bodies and
-Keras layers live), and accepts only core TensorFlow ops (those in
-`tf.raw_ops`) and the old TF Text ops below. Ops with the `TFText>` prefix are
-newer TF Text kernels (for example `TFText>RoundRobinTrim` behind
-`RoundRobinTrimmer`) that stock TF Serving does not register.
+A SavedModel that uses an op the TF Serving binary lacks loads in Python but
+fails in TF Serving with "Op type not registered". `check_serving_op_types`
+lists every op type in a SavedModel's graphs, including every function in
+their libraries (where `tf.function` bodies and Keras layers live), and
+accepts only the op types in `tf_serving_ops.txt` beside this module: a list
+checked in from TF Serving's and TensorFlow's published sources (its header
+names each source and commit), never derived from the installed TensorFlow,
+so a newer TensorFlow on the exporting machine cannot widen it. It holds core
+TensorFlow 2.0.0's ops, the later core ops our exports need, and the TF Text
+ops that stock TF Serving's embedded TF Text 2.12.1 registers under their
+plain names. Ops with the `TFText>` prefix (for example
+`TFText>RoundRobinTrim` behind `RoundRobinTrimmer`) are newer TF Text kernels
+that it does not register (ELECTRA_REFERENCE.md Section 7).
 """
 
+import functools
 import os
 
 import tensorflow as tf
@@ -19,32 +24,16 @@ from tensorflow.core.protobuf import saved_model_pb2
 from official_electra import errors
 from official_electra import files
 
-# TF Text ops registered by TF Text 2.12 (the version stock TF Serving embeds)
-# under their plain names.
-OLD_TF_TEXT_OP_TYPES = frozenset({
-    "CaseFoldUTF8",
-    "ConstrainedSequence",
-    "FastBertNormalize",
-    "FastWordpieceTokenizeWithOffsets",
-    "FindSourceOffsets",
-    "NormalizeUTF8",
-    "NormalizeUTF8WithOffsetsMap",
-    "RegexSplitWithOffsets",
-    "SentenceFragmentsV2",
-    "SentencepieceDetokenizeOp",
-    "SentencepieceIdToStringOp",
-    "SentencepieceOp",
-    "SentencepieceStringToIdOp",
-    "SentencepieceTokenizeOp",
-    "SentencepieceVocabSizeOp",
-    "SplitMergeTokenizeWithOffsets",
-    "TokenizerFromLogits",
-    "UnicodeScriptTokenizeWithOffsets",
-    "WhitespaceTokenizeWithOffsets",
-    "WordpieceTokenizeWithOffsets",
-})
+SERVING_OPS_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "tf_serving_ops.txt")
 
-NEW_TF_TEXT_PREFIX = "TFText>"
+
+@functools.cache
+def servable_op_types(path: str = SERVING_OPS_FILE) -> frozenset[str]:
+  """The op types in `path`: one per line, `#` starting a comment."""
+  with open(path, encoding="utf-8") as op_file:
+    names = [line.split("#", 1)[0].strip() for line in op_file]
+  return frozenset(name for name in names if name)
 
 
 class UnservableOpsError(errors.UserError):
@@ -73,10 +62,8 @@ def list_op_types(saved_model_dir: str) -> set[str]:
 
 
 def is_servable_op_type(op_type: str) -> bool:
-  """Whether stock TF Serving registers `op_type`."""
-  if op_type.startswith(NEW_TF_TEXT_PREFIX):
-    return False
-  return op_type in OLD_TF_TEXT_OP_TYPES or hasattr(tf.raw_ops, op_type)
+  """Whether stock TF Serving registers `op_type` (`tf_serving_ops.txt`)."""
+  return op_type in servable_op_types()
 
 
 def check_serving_op_types(saved_model_dir: str) -> set[str]:
@@ -90,8 +77,10 @@ def check_serving_op_types(saved_model_dir: str) -> set[str]:
   if unservable:
     raise UnservableOpsError(
         f"{saved_model_dir}: ops {', '.join(unservable)} are not registered by "
-        "stock TF Serving (only core TensorFlow and TF Text 2.12 ops are); "
-        "replace them with core-TF equivalents before exporting")
+        "stock TF Serving (not in official_electra/serving/tf_serving_ops.txt: "
+        "core TensorFlow and TF Text 2.12 ops); replace them with core-TF "
+        "equivalents before exporting, or, if your TF Serving release "
+        "registers them, add them there with that source")
   return op_types
 
 
