@@ -68,11 +68,21 @@ class MaskedLMHead(tf_keras.layers.Layer):
     hidden = self.layer_norm(self.dense(sequence_output))
     hidden = tf.cast(hidden, self.compute_dtype)
     table = tf.cast(self.embedding_layer.embedding_table, self.compute_dtype)
-    # One [rows, E] x [E, V] product (tensordot flattens the rows): a 3-D x
-    # 2-D tf.matmul is a batched product, whose gradient into the table is
-    # one [V, E] product per example, summed afterwards: 1.65x slower for the
-    # whole MLM step of gin/experiments/cpu_efficiency.gin on CPU.
-    logits = tf.tensordot(hidden, table, axes=[[2], [1]])
+    # One [rows, E] x [V, E]^T product on the flattened rows. A 3-D x 2-D
+    # tf.matmul would be a batched product, whose gradient into the table is
+    # one [V, E] product per example, summed afterwards (1.65x slower for the
+    # whole MLM step of gin/experiments/cpu_efficiency.gin on CPU). tensordot
+    # would first write the transposed [E, V] table and its gradient; the
+    # transposed operand inside the matmul kernel is 1.5x faster for this
+    # product's forward and both gradients on CPU (docs/benchmarks.md).
+    rows = tf.reshape(hidden, [-1, self.embedding_layer.embedding_size])
+    logits = tf.linalg.matmul(rows, table, transpose_b=True)
+    logits = tf.reshape(
+        logits,
+        tf.concat([tf.shape(hidden)[:-1], [self.embedding_layer.vocab_size]],
+                  axis=0))
+    logits.set_shape(
+        hidden.shape[:-1].concatenate([self.embedding_layer.vocab_size]))
     # Logits go to softmax and sampling in float32.
     return tf.cast(logits, tf.float32) + self.output_bias
 
