@@ -1,7 +1,9 @@
-"""Test-wide settings: quiet TensorFlow, and the optional ../shared data."""
+"""Test-wide settings: quiet TensorFlow, Keras' process-wide switches reset
+after each test, and the optional ../shared data."""
 
 import os
 import pathlib
+import sys
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
@@ -41,3 +43,31 @@ def bert_vocab_file(shared_data_dir):
   if not path.is_file():
     missing_shared_data(f"{path} is absent")
   return path
+
+
+@pytest.fixture(autouse=True)
+def _restore_keras_switches():
+  """Puts back Keras' TF-random-generator switch and global dtype policy.
+
+  Our trainers turn the generator on for the whole process (dropout then
+  draws from checkpointed generators), so a test that runs one in-process
+  would otherwise change how every later test's dropout draws. Nothing is
+  imported here: a test that never loads Keras is left alone.
+  """
+  keras = sys.modules.get("tf_keras")
+  before = ((keras.backend.experimental.is_tf_random_generator_enabled(),
+             keras.mixed_precision.global_policy().name)
+            if keras else (False, "float32"))
+  yield
+  keras = sys.modules.get("tf_keras")
+  if keras is None:
+    return
+  generator_enabled, policy = before
+  if keras.backend.experimental.is_tf_random_generator_enabled() != (
+      generator_enabled):
+    if generator_enabled:
+      keras.backend.experimental.enable_tf_random_generator()
+    else:
+      keras.backend.experimental.disable_tf_random_generator()
+  if keras.mixed_precision.global_policy().name != policy:
+    keras.mixed_precision.set_global_policy(policy)
