@@ -55,7 +55,12 @@ def _matmul_shapes(discriminator, generator, batch_size, seq_len, num_slots):
   dense(tokens, discriminator.hidden_size, discriminator.hidden_size)
   slots = batch_size * num_slots
   dense(slots, generator.hidden_size, discriminator.embedding_size)
-  dense(slots, discriminator.embedding_size, discriminator.vocab_size)
+  # The tied vocabulary projection, as `MaskedLMHead` runs it against the
+  # `[V, E]` table: logits = h t^T, its gradients dl t and dl^T h.
+  embedding, vocab = discriminator.embedding_size, discriminator.vocab_size
+  shapes[("nt", 1, slots, embedding, vocab)] += 1
+  shapes[("nn", 1, slots, vocab, embedding)] += 1
+  shapes[("tn", 1, vocab, slots, embedding)] += 1
   return shapes
 
 

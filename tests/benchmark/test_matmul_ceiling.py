@@ -27,6 +27,24 @@ def test_shapes_carry_the_counted_training_flops(overrides, fraction):
   assert timed < counted
 
 
+def test_the_vocabulary_projection_is_timed_against_the_untransposed_table():
+  # MaskedLMHead multiplies by the [V, E] table with transpose_b; its
+  # gradients are an nn product into the rows and a tn product into the
+  # table. A dense layer's [E, V] kernel would be nn, nt and tn over [E, V].
+  discriminator = encoder_config.EncoderConfig()
+  generator = discriminator.scaled(0.25)
+  shapes = matmul_ceiling._matmul_shapes(  # pylint: disable=protected-access
+      discriminator, generator, batch_size=32, seq_len=128, num_slots=19)
+  rows, embedding, vocab = 32 * 19, 128, discriminator.vocab_size
+  vocabulary_products = {shape: count for shape, count in shapes.items()
+                         if vocab in shape[2:]}
+  assert vocabulary_products == {
+      ("nt", 1, rows, embedding, vocab): 1,
+      ("nn", 1, rows, vocab, embedding): 1,
+      ("tn", 1, vocab, rows, embedding): 1,
+  }
+
+
 def test_rate_is_positive_for_tiny_shapes():
   discriminator = encoder_config.EncoderConfig(
       vocab_size=50, embedding_size=8, hidden_size=16, num_layers=1,
