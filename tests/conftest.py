@@ -63,11 +63,9 @@ def _restore_keras_switches():
   if keras is None:
     return
   generator_enabled, policy = before
-  if keras.backend.experimental.is_tf_random_generator_enabled() != (
-      generator_enabled):
-    if generator_enabled:
-      keras.backend.experimental.enable_tf_random_generator()
-    else:
-      keras.backend.experimental.disable_tf_random_generator()
+  switches = keras.backend.experimental
+  if switches.is_tf_random_generator_enabled() != generator_enabled:
+    (switches.enable_tf_random_generator if generator_enabled
+     else switches.disable_tf_random_generator)()
   if keras.mixed_precision.global_policy().name != policy:
     keras.mixed_precision.set_global_policy(policy)

@@ -28,12 +28,16 @@ SERVING_OPS_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "tf_serving_ops.txt")
 
 
+def op_type_of_line(line: str) -> str:
+  """The op type a line of `tf_serving_ops.txt` lists ('' for none)."""
+  return line.split("#", 1)[0].strip()
+
+
 @functools.cache
-def servable_op_types(path: str = SERVING_OPS_FILE) -> frozenset[str]:
-  """The op types in `path`: one per line, `#` starting a comment."""
-  with open(path, encoding="utf-8") as op_file:
-    names = [line.split("#", 1)[0].strip() for line in op_file]
-  return frozenset(name for name in names if name)
+def servable_op_types() -> frozenset[str]:
+  """The op types in `tf_serving_ops.txt`: one per line, `#` a comment."""
+  with open(SERVING_OPS_FILE, encoding="utf-8") as op_file:
+    return frozenset(filter(None, map(op_type_of_line, op_file)))
 
 
 class UnservableOpsError(errors.UserError):
