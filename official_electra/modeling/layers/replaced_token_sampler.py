@@ -1,8 +1,9 @@
 """Samples ELECTRA's replacement tokens from the generator (Gumbel-max)."""
 
-import numpy as np
 import tensorflow as tf
 import tf_keras
+
+from official_electra.modeling.layers import philox_random
 
 # What the original subtracts from the original token's logit with
 # `disallow_correct` (pretrain_helpers.py, `sample_from_softmax`).
@@ -54,15 +55,16 @@ class ReplacedTokenSampler(tf_keras.layers.Layer):
     """
     # Gumbel noise and the scaled logits stay float32 under mixed precision:
     # bfloat16 would round the noise and bias the samples.
-    logits = tf.stop_gradient(tf.cast(logits, tf.float32)) / self.temperature
+    logits = tf.stop_gradient(tf.cast(logits, tf.float32))
+    if self.temperature != 1.0:  # (Dividing by 1 would be a pass for nothing.)
+      logits /= self.temperature
     if self.disallow_correct:
       if original_ids is None:
         raise ValueError("disallow_correct needs the original_ids")
       logits -= DISALLOWED_LOGIT_OFFSET * tf.one_hot(
           original_ids, depth=tf.shape(logits)[-1], dtype=tf.float32)
-    uniform = tf.random.stateless_uniform(
-        tf.shape(logits), seed=seed, minval=np.finfo(np.float32).tiny,
-        maxval=1.0, dtype=tf.float32)
+    # tf.random.stateless_uniform's draws, computed faster.
+    uniform = philox_random.uniform_open_unit(tf.shape(logits), seed)
     gumbel_noise = -tf.math.log(-tf.math.log(uniform))
     return tf.argmax(logits + gumbel_noise, axis=-1, output_type=tf.int32)
 

@@ -128,3 +128,22 @@ def test_output_is_the_input_times_the_mask_non_finite_values_included(dtype):
   assert np.all(np.isnan(outputs[infinite]) | (outputs[infinite] ==
                                                values[infinite] * scale))
   assert np.isnan(outputs[infinite]).any()  # a dropped inf is 0 * inf = NaN
+
+
+@pytest.mark.parametrize("shape", [[64, 32], [3, 5, 7]])
+def test_drop_decisions_are_halves_of_the_stateless_uint32_stream(
+    shape, monkeypatch):
+  # The same masks as drawing `tf.random.stateless_uniform(..., uint32)` for
+  # the layer's seed and splitting each draw into two 16-bit halves (what the
+  # layer did before its draws were computed by philox_random).
+  layer = mask_dropout.MaskDropout(0.25)
+  seed = tf.constant([17, 29], tf.int64)
+  monkeypatch.setattr(layer, "_stateless_seed", lambda: seed)
+  inputs = tf.ones(shape)
+  kept = layer(inputs, training=True).numpy() != 0
+  size = int(np.prod(shape))
+  words = tf.random.stateless_uniform([(size + 1) // 2], seed=seed,
+                                      minval=None, maxval=None,
+                                      dtype=tf.uint32).numpy()
+  halves = words.view(np.uint16)[:size].reshape(shape)
+  np.testing.assert_array_equal(kept, halves >= round(0.25 * 65536))

@@ -55,6 +55,23 @@ def test_bfloat16_logits_sample_in_float32():
   assert samples.shape == (2, 3)
 
 
+@pytest.mark.parametrize("temperature", [1.0, 0.7])
+def test_samples_are_the_argmax_of_logits_plus_stateless_gumbel_noise(
+    temperature):
+  # Pins the noise to tf.random.stateless_uniform's draws for the seed (the
+  # sampler computes them with philox_random): seeded runs sample as before.
+  logits = tf.random.stateless_normal([3, 4, 50], seed=[5, 6]) * 2.0
+  seed = tf.constant([21, 22])
+  uniform = tf.random.stateless_uniform(
+      [3, 4, 50], seed=seed, minval=np.finfo(np.float32).tiny, maxval=1.0)
+  gumbel_noise = -tf.math.log(-tf.math.log(uniform))
+  expected = tf.argmax(logits / temperature + gumbel_noise, axis=-1,
+                       output_type=tf.int32)
+  sampler = replaced_token_sampler.ReplacedTokenSampler(temperature)
+  np.testing.assert_array_equal(sampler(logits, seed=seed).numpy(),
+                                expected.numpy())
+
+
 def test_rejects_bad_temperature_and_round_trips_config():
   with pytest.raises(ValueError, match="temperature"):
     replaced_token_sampler.ReplacedTokenSampler(0.0)
