@@ -17,7 +17,9 @@
 
 An import writes `<output_dir>/ckpt-0` in the project's checkpoint layout, with
 `model_config.json` beside it (the towers imported, their heads, the
-vocabulary's ids and case) and `vocab.txt` when `--vocab_file` is given;
+vocabulary's ids and case) and `vocab.txt` when `--vocab_file` is given (a
+Hugging Face import takes `vocab.txt` and `do_lower_case` from the folder's
+tokenizer files when the flags are not given);
 `official_electra.train` and `official_electra.finetune` take it as
 `--init_checkpoint`, and `official_electra.export` exports it. The TF1
 architecture comes from `--model_size` or the two `--*_config_json` files (an
@@ -61,9 +63,12 @@ def define_flags():
                       "checkpoint.")
   flags.DEFINE_string("vocab_file", None, "WordPiece vocabulary of the model: "
                       "copied beside the import; its [MASK] etc. set the "
-                      "pretrainer's masking ids (BERT's ids when absent).")
-  flags.DEFINE_bool("lower_case", True, "Whether the vocabulary is uncased "
-                    "(recorded in model_config.json for the export).")
+                      "pretrainer's masking ids (BERT's ids when absent). "
+                      "Default for --hf_dir: the folder's vocab.txt.")
+  flags.DEFINE_bool("lower_case", None, "Whether the vocabulary is uncased "
+                    "(recorded in model_config.json for the export). "
+                    "Default: do_lower_case of the Hugging Face folder's "
+                    "tokenizer_config.json, else true.")
   flags.DEFINE_string("checkpoint", None, "Our checkpoint (model_dir or "
                       "prefix) to export.")
   flags.DEFINE_string("hf_output_dir", None, "New directory for the exported "
@@ -123,7 +128,8 @@ def _run_import(flag_values, imports_hf):
         *_tf1_configs(flag_values.model_size,
                       flag_values.discriminator_config_json,
                       flag_values.generator_config_json),
-        flag_values.output_dir, flag_values.vocab_file, flag_values.lower_case)
+        flag_values.output_dir, flag_values.vocab_file,
+        True if flag_values.lower_case is None else flag_values.lower_case)
   configs = checkpoint_dir.read_configs(flag_values.output_dir)
   towers = [tower for tower, config in zip(("discriminator", "generator"),
                                            configs) if config is not None]

@@ -9,7 +9,8 @@
 `--model_dir` takes a pretraining model_dir written by `official_electra.train`
 and exports its discriminator (see official_electra/serving/pretraining_export.py).
 `--finetuned_dir` takes a task folder written by `official_electra.finetune`
-(its median seed is exported) or one `seed_<s>` folder; the SavedModel's
+(its median seed is exported), one `seed_<s>` folder, or the fine-tuning
+`--model_dir` itself when it holds one task; the SavedModel's
 `serving_default` takes raw sentences and `serve_token_ids` token ids (see
 official_electra/serving/classifier_export.py).
 """
@@ -25,7 +26,8 @@ from official_electra.serving import classifier_export
 from official_electra.serving import pretraining_export
 
 flags.DEFINE_string("finetuned_dir", None, "Fine-tuned GLUE task or seed "
-                    "folder to export as a classifier.")
+                    "folder to export as a classifier (or the fine-tuning "
+                    "--model_dir, when it holds one task).")
 flags.DEFINE_string("model_dir", None, "Pretraining model_dir whose "
                     "discriminator to export.")
 flags.DEFINE_string("export_dir", None, "SavedModel folder to create.")

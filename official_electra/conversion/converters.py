@@ -43,11 +43,21 @@ def model_size_configs(model_size):
 
 
 def import_hf(hf_dir, hf_generator_dir, output_dir, vocab_file=None,
-              lower_case=True):
+              lower_case=None):
   """Hugging Face `ElectraForPreTraining` and/or `ElectraForMaskedLM` -> ours.
 
   With both, the two files' embedding blocks must be equal (ELECTRA shares
   them); with one, the checkpoint holds that tower only.
+
+  Args:
+    hf_dir: the discriminator's directory, or None.
+    hf_generator_dir: the generator's directory, or None.
+    output_dir: the new checkpoint directory.
+    vocab_file: the model's vocabulary; None takes the `vocab.txt` of the
+      first directory that has one (released models do), else none.
+    lower_case: whether the vocabulary is uncased; None takes `do_lower_case`
+      of the first directory's `tokenizer_config.json` that sets it, else
+      True.
 
   Returns:
     The checkpoint prefix written.
@@ -61,6 +71,13 @@ def import_hf(hf_dir, hf_generator_dir, output_dir, vocab_file=None,
   electra_parts.check_new_output(output_dir)
   sources = {tower: hf_files.read_hf_dir(path)
              for tower, path in towers.items()}
+  tokenizers = [hf_files.read_tokenizer_files(path)
+                for path in towers.values()]
+  if vocab_file is None:
+    vocab_file = next((vocab for vocab, _ in tokenizers if vocab), None)
+  if lower_case is None:
+    lower_case = next((case for _, case in tokenizers if case is not None),
+                      True)
   configs = {tower: hf_files.encoder_config_from_hf(
       hf_config, f"{towers[tower]}/{hf_files.CONFIG_FILE}")
              for tower, (hf_config, _) in sources.items()}

@@ -3,7 +3,8 @@
 A directory holds `config.json` and `model.safetensors` (or, when reading,
 `pytorch_model.bin`, which needs torch). `config.json` carries the
 architecture; only what `EncoderConfig` expresses is accepted: absolute
-positions and the exact (erf) GELU.
+positions and the exact (erf) GELU. A released directory also carries its
+tokenizer: `vocab.txt` and `tokenizer_config.json` (`do_lower_case`).
 """
 
 import json
@@ -23,6 +24,8 @@ from official_electra.modeling import encoder_config as encoder_config_lib
 CONFIG_FILE = "config.json"
 SAFETENSORS_FILE = "model.safetensors"
 PYTORCH_FILE = "pytorch_model.bin"
+VOCAB_FILE = "vocab.txt"
+TOKENIZER_CONFIG_FILE = "tokenizer_config.json"
 ARCHITECTURES = {"discriminator": "ElectraForPreTraining",
                  "generator": "ElectraForMaskedLM"}
 # EncoderConfig field -> Hugging Face ElectraConfig field.
@@ -120,6 +123,35 @@ def read_hf_dir(path):
         "model again with save_pretrained(max_shard_size='10GB'))")
   return hf_config, {name: np.asarray(value, np.float32)
                      for name, value in state.items()}
+
+
+def read_tokenizer_files(path):
+  """`(vocab_file, lower_case)` of a Hugging Face directory's tokenizer.
+
+  Returns:
+    Its `vocab.txt` path and its `tokenizer_config.json`'s `do_lower_case`;
+    None for each the directory does not have.
+
+  Raises:
+    ConversionError: `tokenizer_config.json` is not JSON, or its
+      `do_lower_case` is not true or false.
+  """
+  vocab_file = os.path.join(path, VOCAB_FILE)
+  config_path = os.path.join(path, TOKENIZER_CONFIG_FILE)
+  lower_case = None
+  if os.path.isfile(config_path):
+    try:
+      with open(config_path) as config_file:
+        lower_case = json.load(config_file).get("do_lower_case")
+    except (ValueError, AttributeError) as error:
+      raise electra_parts.ConversionError(
+          f"{config_path}: not a tokenizer config ({error}); fix it or pass "
+          "--lower_case / --nolower_case") from None
+    if lower_case not in (True, False, None):
+      raise electra_parts.ConversionError(
+          f"{config_path}: do_lower_case is {lower_case!r}, not true or "
+          "false; fix it or pass --lower_case / --nolower_case")
+  return (vocab_file if os.path.isfile(vocab_file) else None), lower_case
 
 
 def _read_pytorch_file(path):

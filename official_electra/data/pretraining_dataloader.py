@@ -7,6 +7,7 @@ and yields batches of model inputs. The dataset has no `py_function`, so
 position.
 """
 
+import fnmatch
 import os
 from typing import Optional, Sequence, Union
 
@@ -20,9 +21,18 @@ from official_electra.data import pretraining_features
 from official_electra.tokenization import vocabulary as vocabulary_lib
 
 DEFAULT_SHARD_GLOB = dataset_info_lib.SHARD_FILE_GLOB
-_IGNORED_SUFFIXES = (".tmp", ".json")
+# A shard of an unfinished build.
+_TEMPORARY_SUFFIX = ".tmp"
 # tfrecords_tools' resume state: present only while a build is unfinished.
 _UNFINISHED_BUILD_MARKER = ".build_state"
+# What tfrecords_tools writes beside its shards: a pattern such as `data/*`
+# matches them too; they are skipped, with one logged line.
+_BUILD_SIDE_FILES = (dataset_info_lib.DATASET_INFO_FILENAME,
+                     dataset_info_lib.TOKEN_COUNTS_FILENAME,
+                     _UNFINISHED_BUILD_MARKER)
+# Side files already logged: a training run resolves its pattern once per
+# input pipeline, and says so once.
+_reported_side_files = set()
 _MAX_CYCLE_LENGTH = 8
 _NO_END = 2 ** 62
 
@@ -32,37 +42,70 @@ class PretrainingDataError(errors.UserError):
 
 
 def resolve_files(file_pattern: Union[str, Sequence[str]]) -> list[str]:
-  """The shard files a pattern names, sorted.
+  """The record files a pattern names, sorted.
 
   Args:
     file_pattern: a glob, a comma-separated list of globs, a list of them, or
       a dataset directory (its `pretrain_data.tfrecord-*` files). Temporary
-      (`.tmp`) and `.json` files never match.
+      (`.tmp`) shards never match; the build's `dataset_info.json`,
+      `token_counts.txt` and `.build_state/` are skipped (logged once).
 
   Returns:
     The files.
 
   Raises:
-    PretrainingDataError: nothing matches, or a directory is an unfinished
-      build (whose shards have no final names before its end).
+    PretrainingDataError: nothing matches, a directory is an unfinished
+      build (whose shards have no final names before its end), or a matched
+      file is not a TFRecord file (not named as a shard and without a record
+      header: notes, a vocabulary, a folder).
   """
   patterns = ([file_pattern] if isinstance(file_pattern, str)
               else list(file_pattern))
   patterns = [p.strip() for text in patterns for p in text.split(",")
               if p.strip()]
-  matches = []
+  matches, side_files = set(), set()
   for pattern in patterns:
     if files.isdir(pattern):
       _check_not_unfinished(pattern)
       pattern = os.path.join(pattern, DEFAULT_SHARD_GLOB)
-    matches += [path for path in tf.io.gfile.glob(pattern)
-                if not path.endswith(_IGNORED_SUFFIXES)]
+    for path in tf.io.gfile.glob(pattern):
+      if os.path.basename(path) in _BUILD_SIDE_FILES:
+        side_files.add(path)
+      elif not path.endswith(_TEMPORARY_SUFFIX):
+        matches.add(path)
+  if side_files - _reported_side_files:
+    _reported_side_files.update(side_files)
+    logging.info("skipping %s: files of the dataset build, not records",
+                 ", ".join(sorted(side_files)))
   if not matches:
     raise PretrainingDataError(
         f"no pretraining files match {file_pattern!r}: build them with "
         "`python -m tfrecords_tools.build_pretraining_dataset` or fix the "
         "pattern")
-  return sorted(set(matches))
+  matches = sorted(matches)
+  for path in matches:
+    _check_record_file(path)
+  return matches
+
+
+def _check_record_file(path):
+  """Refuses a matched file that is not a TFRecord file, by its first
+  record's header. Files named as shards are left to `check_files`."""
+  if fnmatch.fnmatch(os.path.basename(path), DEFAULT_SHARD_GLOB):
+    return
+  if files.isdir(path):
+    problem = "a folder"
+  else:
+    with tf.io.gfile.GFile(path, "rb") as record_file:
+      header = record_file.read(pretraining_features.RECORD_HEADER_BYTES)
+    if not header or pretraining_features.is_record_header(header):
+      return  # Records, or none (an empty TFRecord file).
+    problem = "no record header"
+  raise PretrainingDataError(
+      f"{path} is not a TFRecord file ({problem}) but the data pattern "
+      "matches it: narrow the pattern to the records, e.g. "
+      f"{os.path.join(os.path.dirname(path), DEFAULT_SHARD_GLOB)}, or pass "
+      "the dataset folder")
 
 
 def _check_against_info(info, directory, vocab_size, max_seq_length,

@@ -24,6 +24,8 @@ MODEL_INPUT_NAMES = {
     "input_mask": "input_mask",
     "segment_ids": "input_type_ids",
 }
+# A TFRecord starts with its length (uint64) and that length's masked CRC-32C.
+RECORD_HEADER_BYTES = 12
 
 
 def feature_spec(max_seq_length: int) -> dict[str, tf.io.FixedLenFeature]:
@@ -47,6 +49,24 @@ def parse_examples(serialized: tf.Tensor, max_seq_length: int
   features = tf.io.parse_example(serialized, feature_spec(max_seq_length))
   return {MODEL_INPUT_NAMES[name]: tf.cast(features[name], tf.int32)
           for name in FEATURE_NAMES}
+
+
+def is_record_header(header: bytes) -> bool:
+  """Whether `header` (a file's first `RECORD_HEADER_BYTES`) starts a
+  TFRecord: a length and its checksum, which text or JSON never match."""
+  return (len(header) == RECORD_HEADER_BYTES and
+          _masked_crc32c(header[:8]) == int.from_bytes(header[8:], "little"))
+
+
+def _masked_crc32c(data: bytes) -> int:
+  """TFRecord's checksum: CRC-32C (Castagnoli), rotated and offset."""
+  crc = 0xFFFFFFFF
+  for byte in data:
+    crc ^= byte
+    for _ in range(8):
+      crc = (crc >> 1) ^ (0x82F63B78 if crc & 1 else 0)
+  crc ^= 0xFFFFFFFF
+  return (((crc >> 15) | (crc << 17)) + 0xA282EAD8) & 0xFFFFFFFF
 
 
 def _varint(value: int) -> bytes:

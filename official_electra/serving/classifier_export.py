@@ -96,8 +96,12 @@ class ClassifierServingModule(tf.Module):
 def resolve_finetuned_run(finetuned_dir: str) -> str:
   """The seed folder to export: `finetuned_dir` itself or its selected seed.
 
-  Accepts a seed folder (`<model_dir>/<TASK>/seed_<s>`) or a task folder
-  (`<model_dir>/<TASK>`, whose eval_results.json names the median seed).
+  Accepts a seed folder (`<model_dir>/<TASK>/seed_<s>`), a task folder
+  (`<model_dir>/<TASK>`, whose eval_results.json names the median seed), or
+  the `--model_dir` of `official_electra.finetune` when it holds one task.
+
+  Raises:
+    ExportError: none of these, or a model_dir of several tasks (listed).
   """
   if classifier_checkpoint.is_seed_folder(finetuned_dir):
     return finetuned_dir
@@ -109,11 +113,20 @@ def resolve_finetuned_run(finetuned_dir: str) -> str:
       run_dir = os.path.join(finetuned_dir, f"seed_{summary['selected_seed']}")
       if classifier_checkpoint.is_seed_folder(run_dir):
         return run_dir
+  task_names = sorted(name for name in glue.GLUE_TASK_NAMES
+                      if files.isdir(os.path.join(finetuned_dir, name)))
+  if len(task_names) == 1:
+    return resolve_finetuned_run(os.path.join(finetuned_dir, task_names[0]))
+  if task_names:
+    raise ExportError(
+        f"{finetuned_dir} holds {len(task_names)} fine-tuned tasks "
+        f"({', '.join(task_names)}): pass one of them, e.g. --finetuned_dir="
+        f"{os.path.join(finetuned_dir, task_names[0])}")
   raise ExportError(
       f"{finetuned_dir}: no {classifier_checkpoint.FINETUNED_MODEL_FILE} here "
-      "nor a task summary naming a seed; pass --finetuned_dir=<model_dir>/"
-      "<TASK> or <model_dir>/<TASK>/seed_<s> written by official_electra."
-      "finetune")
+      "nor a task summary naming a seed nor a task folder; pass "
+      "--finetuned_dir=<model_dir>, <model_dir>/<TASK> or <model_dir>/<TASK>/"
+      "seed_<s> written by official_electra.finetune")
 
 
 def load_finetuned_run(run_dir: str):
@@ -136,7 +149,8 @@ def export_classifier(finetuned_dir: str, export_dir: str) -> str:
   """Writes the serving SavedModel of a fine-tuned run to `export_dir`.
 
   Args:
-    finetuned_dir: a task or seed folder written by `official_electra.finetune`.
+    finetuned_dir: a task or seed folder written by `official_electra.finetune`,
+      or its `--model_dir` when that holds one task.
     export_dir: the SavedModel folder to create (for TF Serving, a numbered
       version folder such as `models/sst2/1`); it must not exist yet.
 

@@ -9,6 +9,7 @@ import pytest
 
 from official_electra import convert
 from official_electra.conversion import electra_parts
+from official_electra.modeling import model_config
 from tests.conversion import hf_reference as ref
 
 _REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
@@ -20,8 +21,8 @@ _FLAGS = ("hf_dir", "hf_generator_dir", "tf1_checkpoint", "model_size",
 
 
 def _flags(**values):
-  return types.SimpleNamespace(lower_case=True, **{
-      name: values.get(name) for name in _FLAGS})
+  return types.SimpleNamespace(**{
+      name: values.get(name) for name in _FLAGS + ("lower_case",)})
 
 
 def test_every_direction_through_run(tmp_path):
@@ -61,6 +62,32 @@ def test_export_checks_every_output_before_writing(tmp_path):
                        hf_output_dir=str(tmp_path / "out_d"),
                        tf1_output_prefix=str(tmp_path / "tf1")))
   assert not (tmp_path / "out_d").exists()
+
+
+def test_an_hf_import_takes_the_folders_vocabulary_and_casing(tmp_path):
+  # A released Hugging Face folder carries vocab.txt and tokenizer_config.json.
+  discriminator, _ = ref.random_hf_models(ref.TINY, ref.TINY_GENERATOR)
+  hf_dir = tmp_path / "hf_d"
+  discriminator.save_pretrained(hf_dir)
+  tokens = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + [
+      f"Word{i}" for i in range(ref.TINY.vocab_size - 5)]
+  (hf_dir / "vocab.txt").write_text("\n".join(tokens) + "\n")
+  (hf_dir / "tokenizer_config.json").write_text('{"do_lower_case": false}')
+  convert.run(_flags(hf_dir=str(hf_dir), output_dir=str(tmp_path / "cased")))
+  assert ((tmp_path / "cased" / "vocab.txt").read_text() ==
+          (hf_dir / "vocab.txt").read_text())
+  recorded = model_config.read_model_config(str(tmp_path / "cased")).model
+  assert recorded.lower_case is False
+  assert recorded.special_token_ids["[MASK]"] == 4  # The folder's, not BERT's.
+
+  # Flags still win over the folder's files.
+  (tmp_path / "other_vocab.txt").write_text("\n".join(tokens[::-1]) + "\n")
+  convert.run(_flags(hf_dir=str(hf_dir), output_dir=str(tmp_path / "flags"),
+                     vocab_file=str(tmp_path / "other_vocab.txt"),
+                     lower_case=True))
+  recorded = model_config.read_model_config(str(tmp_path / "flags")).model
+  assert recorded.lower_case is True
+  assert recorded.special_token_ids["[MASK]"] == ref.TINY.vocab_size - 5
 
 
 @pytest.mark.parametrize("values,message", [

@@ -1,5 +1,8 @@
 """Tests of pretraining_dataset: batches, sharding, checks, checkpointing."""
 
+import logging
+import re
+
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -133,6 +136,57 @@ def test_missing_truncated_and_corrupt_files_are_named(tmp_path):
   assert pretraining_dataloader.find_unreadable_file(files) == str(shard)
   (directory / "pretrain_data.tfrecord-00009.tmp").write_bytes(b"partial")
   assert len(pretraining_dataloader.resolve_files(str(directory))) == 4
+
+
+def test_a_glob_over_the_folder_skips_the_builds_side_files(tmp_path,
+                                                            caplog):
+  # `--train_data='data/*'`, as the original README writes it, also matches
+  # the build's dataset_info.json and token_counts.txt.
+  directory = _write_shards(tmp_path / "data")
+  dataset_info_lib.write_token_counts(str(directory), [1] * _VOCAB)
+  with caplog.at_level(logging.INFO):
+    dataset = pretraining_dataloader.pretraining_dataset(
+        str(directory / "*"), 4, _SEQ, vocab_size=_VOCAB, seed=1)
+    assert next(iter(dataset))["input_word_ids"].shape == (4, _SEQ)
+    files = pretraining_dataloader.resolve_files(str(directory / "*"))
+  assert files == pretraining_dataloader.resolve_files(str(directory))
+  skipped = [record.getMessage() for record in caplog.records
+             if "skipping" in record.getMessage()]
+  assert len(skipped) == 1, skipped
+  assert "dataset_info.json" in skipped[0]
+  assert "token_counts.txt" in skipped[0]
+
+
+def test_tfrecord_files_of_any_name_are_read(tmp_path):
+  directory = _write_shards(tmp_path / "records", with_info=False)
+  for shard, path in enumerate(sorted(directory.iterdir())):
+    path.rename(directory / f"part-{shard}.tfrecord")
+  (directory / "part-9.tfrecord").write_bytes(b"")  # No records.
+  assert len(pretraining_dataloader.resolve_files(str(directory / "*"))) == 5
+  dataset = pretraining_dataloader.pretraining_dataset(
+      str(directory / "*"), 4, _SEQ, vocab_size=_VOCAB, repeat=False)
+  assert len(list(dataset)) == 10
+
+
+@pytest.mark.parametrize("with_info", [True, False])
+@pytest.mark.parametrize("name,content", [
+    ("notes.txt", b"how this data was made: see the wiki\n"),
+    ("short.txt", b"x\n"),
+    ("config.json", b'{"max_seq_length": 8}'),
+    ("old_run", None)])
+def test_a_matched_file_that_is_not_a_record_is_refused_by_name(
+    tmp_path, with_info, name, content):
+  directory = _write_shards(tmp_path / "data", with_info=with_info)
+  stray = directory / name
+  if content is None:
+    stray.mkdir()
+  else:
+    stray.write_bytes(content)
+  with pytest.raises(pretraining_dataloader.PretrainingDataError,
+                     match=f"^{re.escape(str(stray))} is not a TFRecord "
+                           r"file.*: narrow the pattern"):
+    pretraining_dataloader.pretraining_dataset(str(directory / "*"), 4, _SEQ,
+                                               repeat=False)
 
 
 def test_too_few_files_for_the_input_pipelines(tmp_path):

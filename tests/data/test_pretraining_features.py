@@ -48,3 +48,14 @@ def test_serialize_rejects_bad_arrays():
   with pytest.raises(ValueError, match="one shape"):
     pretraining_features.serialize_examples(
         np.ones((1, 2), np.int64), np.ones((1, 3)), np.zeros((1, 2)))
+
+
+def test_record_header_is_recognised_by_its_checksum(tmp_path):
+  path = tmp_path / "records.tfrecord"
+  for length in (0, 1, 300, 70_000):
+    with tf.io.TFRecordWriter(str(path)) as writer:
+      writer.write(b"x" * length)
+    header = path.read_bytes()[:pretraining_features.RECORD_HEADER_BYTES]
+    assert pretraining_features.is_record_header(header), length
+  for text in (b"hello world!", b'{"vocab": 12', b"\x00" * 12, b"short"):
+    assert not pretraining_features.is_record_header(text), text

@@ -1,6 +1,7 @@
 """The exported GLUE classifier predicts what the Keras model predicts."""
 
 import os
+import re
 import subprocess
 import sys
 
@@ -129,3 +130,25 @@ def test_export_errors_are_clear(tmp_path, tiny_vocab_file):
     classifier_export.export_classifier(str(tmp_path), str(tmp_path / "out"))
   with pytest.raises(classifier_export.ExportError, match="already exists"):
     classifier_export.export_classifier(str(tmp_path), str(tmp_path))
+
+
+def test_a_finetuning_model_dir_of_one_task_exports_that_task(
+    tmp_path, tiny_vocab_file):
+  # `finetune --task=WNLI --model_dir=runs/ft`, then `export
+  # --finetuned_dir=runs/ft`.
+  model_dir = tmp_path / "ft"
+  _, _, _, run_dir = _finetuned_run(model_dir, tiny_vocab_file, "WNLI")
+  files.write_json(str(model_dir / "WNLI" / "eval_results.json"),
+                   {"selected_seed": 0})
+  files.write_json(str(model_dir / "eval_results.json"),
+                   {"WNLI": {"selected_seed": 0}})
+  (model_dir / "submission").mkdir()
+  assert classifier_export.export_classifier(
+      str(model_dir), str(tmp_path / "export")) == run_dir
+
+  _finetuned_run(model_dir, tiny_vocab_file, "RTE")
+  with pytest.raises(classifier_export.ExportError, match=re.escape(
+      f"{model_dir} holds 2 fine-tuned tasks (RTE, WNLI): pass one of them, "
+      f"e.g. --finetuned_dir={model_dir / 'RTE'}")):
+    classifier_export.export_classifier(str(model_dir),
+                                        str(tmp_path / "export_2"))

@@ -1,7 +1,10 @@
 """The discriminator export serves ids and raw text like the Keras model,
 through `saved_model_cli run` in fresh processes that do not import us."""
 
+import ast
+import os
 import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -14,6 +17,8 @@ from tests.serving import saved_model_cli
 from tests.training import tiny_pretraining
 
 _SENTENCES = ["Return the number of items.", "A tiny model reads this line."]
+_SERVING_DOCS = tiny_pretraining.REPO_ROOT / "docs" / "serving.md"
+_DOCS_EXPORT_DIR = "models/electra/1"
 
 
 @pytest.fixture(scope="module")
@@ -116,3 +121,34 @@ def test_export_refuses_an_existing_folder_and_a_non_run(exported, tmp_path):
                      match="model_config.json"):
     pretraining_export.export_discriminator(str(tmp_path),
                                             str(tmp_path / "out"))
+
+
+def _docs_python_snippet(heading):
+  """The ```python block under `heading` in docs/serving.md."""
+  text = _SERVING_DOCS.read_text(encoding="utf-8")
+  assert f"\n{heading}\n" in text, f"docs/serving.md lacks {heading!r}"
+  section = text.split(f"\n{heading}\n", 1)[1]
+  return section.split("```python\n", 1)[1].split("```", 1)[0]
+
+
+def _run_python(code):
+  """Runs `code` in a fresh interpreter (which imports nothing of ours)."""
+  return subprocess.run([sys.executable, "-c", code], capture_output=True,
+                        text=True, check=False, timeout=300,
+                        env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"))
+
+
+def test_the_docs_python_snippet_loads_the_export(exported):
+  snippet = _docs_python_snippet("## Loading an export in Python")
+  assert _DOCS_EXPORT_DIR in snippet and "import tensorflow_text" in snippet
+  code = snippet.replace(_DOCS_EXPORT_DIR, exported[0])
+  completed = _run_python(code)
+  assert completed.returncode == 0, completed.stderr[-3000:]
+  probabilities = ast.literal_eval(completed.stdout.strip().splitlines()[-1])
+  assert len(probabilities) == exported[3].max_seq_length
+  assert all(0.0 <= value <= 1.0 for value in probabilities)
+  assert probabilities[-1] == 0.0  # Padding.
+  # Why the docs import tensorflow_text first.
+  without = _run_python(code.replace("import tensorflow_text", "pass  #"))
+  assert without.returncode != 0
+  assert "Op type not registered 'NormalizeUTF8'" in without.stderr
