@@ -68,7 +68,8 @@ def study_settings(pretraining=gin.REQUIRED, budget_flops=gin.REQUIRED,
                    variants=None, checkpoint_fractions=(0.25, 0.5, 1.0),
                    warmup_proportion=0.1, num_seeds=3, vocab_size=8192,
                    vocab_max_words=build_vocab.DEFAULT_MAX_WORDS,
-                   lower_case=True, num_shards=8, linear_probe=True):
+                   lower_case=True, num_shards=8, linear_probe=True,
+                   task_text_copies=0):
   """The gin root of the study (see `efficiency_study.StudySettings`).
 
   `variants` adds to (or replaces by name) `study_plan.DEFAULT_VARIANTS`.
@@ -82,7 +83,8 @@ def study_settings(pretraining=gin.REQUIRED, budget_flops=gin.REQUIRED,
       warmup_proportion=warmup_proportion, finetuning=GinFinetuning(),
       num_seeds=num_seeds, vocab_size=vocab_size,
       vocab_max_words=vocab_max_words, lower_case=lower_case,
-      num_shards=num_shards, linear_probe=linear_probe)
+      num_shards=num_shards, linear_probe=linear_probe,
+      task_text_copies=task_text_copies)
 
 
 GinConfigError = command_line.GinConfigError

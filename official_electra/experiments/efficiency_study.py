@@ -32,6 +32,7 @@ checkpoint. Results are rewritten after every task, so a stopped study leaves
 what it has measured.
 """
 
+import contextlib
 import dataclasses
 import os
 import statistics
@@ -44,8 +45,10 @@ import tf_keras
 from official_electra import files
 from official_electra import preemption
 from official_electra.experiments import linear_probe
+from official_electra.experiments import paired_comparison
 from official_electra.experiments import study_plan
 from official_electra.experiments import study_report
+from official_electra.experiments import task_text
 from official_electra.experiments import training_curves
 from official_electra.finetuning import outputs
 from official_electra.finetuning import tasks as tasks_lib
@@ -57,6 +60,7 @@ from tfrecords_tools import build_pretraining_dataset
 from tfrecords_tools import build_vocab
 
 KEPT_DIR = "kept"
+TASK_TEXT_FILE = "task_text.txt"
 PRETRAINING_METRICS_FILE = "pretraining_metrics.json"
 RANDOM_INIT = study_report.RANDOM_INIT
 # Pretraining metrics at a kept step: the mean of this many last log records.
@@ -88,6 +92,10 @@ class StudySettings:
     lower_case: lower-case and strip accents.
     num_shards: record files of the built dataset.
     linear_probe: also probe each encoder frozen (`linear_probe`).
+    task_text_copies: task-adaptive pretraining: when above 0, the training
+      sentences of the scored tasks (labels dropped; never dev or test) are
+      written this many times to `task_text.txt` and added to the corpus of
+      the vocabulary and the records (`task_text`).
   """
   encoder: object
   pretraining: dict
@@ -104,6 +112,7 @@ class StudySettings:
   lower_case: bool = True
   num_shards: int = 8
   linear_probe: bool = True
+  task_text_copies: int = 0
 
 
 def prepare_data(corpus, output_dir, settings, vocab_file=None, log=print):
@@ -117,9 +126,9 @@ def prepare_data(corpus, output_dir, settings, vocab_file=None, log=print):
     if not tf.io.gfile.exists(vocab_file):
       log(f"vocabulary: learning up to {settings.vocab_size} WordPiece tokens "
           f"from {corpus}")
-      build_vocab.build_vocab(corpus, vocab_file + ".tmp", settings.vocab_size,
+      # Written through a temporary name (`files.write_text`).
+      build_vocab.build_vocab(corpus, vocab_file, settings.vocab_size,
                               settings.lower_case, settings.vocab_max_words)
-      tf.io.gfile.rename(vocab_file + ".tmp", vocab_file, overwrite=True)
   data_dir = os.path.join(output_dir, "data")
   log(f"records: {corpus} -> {data_dir}")
   build_pretraining_dataset.build_pretraining_dataset(
@@ -146,27 +155,40 @@ def _pretraining_metrics_at(model_dir, step):
                                  if name in record) for name in names}
 
 
+def _kept_dir(model_dir, step):
+  return os.path.join(model_dir, KEPT_DIR, f"step_{step}")
+
+
+def _is_kept(kept_dir):
+  """Whether `kept_dir` is complete: its metrics file is published last."""
+  return files.exists(os.path.join(kept_dir, PRETRAINING_METRICS_FILE))
+
+
 def _keep_checkpoint(model_dir, step, metrics):
-  """Copies `ckpt-<step>` and what describes it into `kept/step_<step>/`."""
-  kept_dir = os.path.join(model_dir, KEPT_DIR, f"step_{step}")
-  staging = kept_dir + ".tmp"
-  if tf.io.gfile.exists(staging):
-    tf.io.gfile.rmtree(staging)
-  tf.io.gfile.makedirs(staging)
+  """Copies `ckpt-<step>` and what describes it into `kept/step_<step>/`.
+
+  The folder is built beside its final name and published whole
+  (`files.publish_folder`: one rename locally; on object stores, which have
+  no folder rename, file by file with the metrics file last, so `_is_kept`
+  never sees an unfinished folder).
+  """
+  kept_dir = _kept_dir(model_dir, step)
+  staging = files.staging_folder(kept_dir)
   prefix = f"ckpt-{step}"
   names = [os.path.basename(path) for path in
-           tf.io.gfile.glob(os.path.join(model_dir, prefix + ".*"))]
+           files.glob(os.path.join(model_dir, prefix + ".*"))]
   names += [checkpoints.MODEL_CONFIG_FILE, pretraining_run.VOCAB_FILE]
   for name in names:
-    tf.io.gfile.copy(os.path.join(model_dir, name),
-                     os.path.join(staging, name), overwrite=True)
-  # An absolute folder keeps the prefix relative in the state file (so the
-  # folder can be renamed); a relative one would make it relative to the
-  # current folder.
-  tf.compat.v1.train.update_checkpoint_state(os.path.abspath(staging), prefix)
+    files.copy(os.path.join(model_dir, name), os.path.join(staging, name))
+  # The state file names the prefix relative to its folder, so the folder
+  # can be renamed or copied (TensorFlow's `update_checkpoint_state` makes
+  # a wrong relative path of a URL such as `ram://`).
+  files.write_text(os.path.join(staging, "checkpoint"),
+                   f'model_checkpoint_path: "{prefix}"\n'
+                   f'all_model_checkpoint_paths: "{prefix}"\n')
   files.write_json(os.path.join(staging, PRETRAINING_METRICS_FILE),
-                     {"step": step, **metrics})
-  tf.io.gfile.rename(staging, kept_dir)
+                   {"step": step, **metrics})
+  files.publish_folder(staging, kept_dir, last=PRETRAINING_METRICS_FILE)
   return kept_dir
 
 
@@ -230,15 +252,16 @@ def _pretrain(plan, model_dir, data_dir, vocab_file, encoder, strategy,
   """
   kept = []
   for step in plan.checkpoint_steps:
-    kept_dir = os.path.join(model_dir, KEPT_DIR, f"step_{step}")
-    if not tf.io.gfile.exists(kept_dir):
+    kept_dir = _kept_dir(model_dir, step)
+    if not _is_kept(kept_dir):
       started = time.monotonic()
       first_step = _latest_step(model_dir)
-      result = pretraining_run.run_pretraining(
-          model_dir=model_dir, train_data=data_dir, vocab_file=vocab_file,
-          encoder=encoder, strategy=strategy,
-          num_train_steps=plan.num_train_steps, stop_after_steps=step,
-          progress_bar=False, **plan.settings)
+      with _dtype_policy(plan.settings.get("mixed_precision", "float32")):
+        result = pretraining_run.run_pretraining(
+            model_dir=model_dir, train_data=data_dir, vocab_file=vocab_file,
+            encoder=encoder, strategy=strategy,
+            num_train_steps=plan.num_train_steps, stop_after_steps=step,
+            progress_bar=False, **plan.settings)
       if result["preempted"]:
         raise StudyPreempted(f"pretraining {plan.name} stopped at step "
                              f"{result['step']} (checkpoint saved); rerun the "
@@ -254,6 +277,17 @@ def _pretrain(plan, model_dir, data_dir, vocab_file, encoder, strategy,
   return kept
 
 
+@contextlib.contextmanager
+def _dtype_policy(name):
+  """Pretraining under the Keras policy `name`; fine-tuning stays float32."""
+  previous = tf_keras.mixed_precision.global_policy()
+  tf_keras.mixed_precision.set_global_policy(name)
+  try:
+    yield
+  finally:
+    tf_keras.mixed_precision.set_global_policy(previous)
+
+
 def _latest_step(model_dir):
   latest = tf.train.latest_checkpoint(model_dir)
   return int(latest.rsplit("-", 1)[1]) if latest else 0
@@ -265,8 +299,7 @@ def _pretraining_flops_left(plan, model_dir):
   left = 0
   for previous, step in zip((0,) + plan.checkpoint_steps[:-1],
                             plan.checkpoint_steps):
-    if not tf.io.gfile.exists(os.path.join(model_dir, KEPT_DIR,
-                                           f"step_{step}")):
+    if not _is_kept(_kept_dir(model_dir, step)):
       start = max(previous, done)
       left += plan.train_flops_between(start, max(start, step))
   return left
@@ -305,13 +338,17 @@ def run_study(output_dir: str, corpus: str, glue_dir: str,
   # Settings that cannot work fail now, not after the data is built.
   make_plans(_vocab_size(vocab_file) if vocab_file else settings.vocab_size)
   tf.io.gfile.makedirs(output_dir)
+  if settings.task_text_copies:
+    corpus = _with_task_text(corpus, output_dir, glue_dir, task_names,
+                             settings.task_text_copies, log)
   vocab_file, data_dir = prepare_data(corpus, output_dir, settings, vocab_file,
                                       log)
   encoder, plans = make_plans(_vocab_size(vocab_file))
   for plan in plans:
     log(f"[study] {plan.name}: {plan.num_train_steps} steps of "
-        f"{plan.train_flops_per_step:.3g} FLOPs, checkpoints at steps "
-        f"{', '.join(map(str, plan.checkpoint_steps))}")
+        f"{plan.train_flops_per_step:.3g} FLOPs in "
+        f"{plan.settings.get('mixed_precision', 'float32')}, checkpoints at "
+        f"steps {', '.join(map(str, plan.checkpoint_steps))}")
   finetune_dir = os.path.join(output_dir, "finetune")
   encoder_ids = [RANDOM_INIT] + [f"{plan.name}_step_{step}" for plan in plans
                                  for step in plan.checkpoint_steps]
@@ -352,7 +389,8 @@ def run_study(output_dir: str, corpus: str, glue_dir: str,
           settings.finetuning, settings.num_seeds,
           os.path.join(finetune_dir, encoder_id), with_test=False)
       runs.extend(_task_runs(summary, variant, plan, step, train_flops,
-                             pretraining_metrics))
+                             pretraining_metrics,
+                             _budget_fraction(plan, step, settings)))
       progress.finetuned(new_runs, time.monotonic() - task_started,
                          f"fine-tuned {encoder_id} on {task_name}: "
                          f"{summary['score_key']} median "
@@ -371,6 +409,19 @@ def run_study(output_dir: str, corpus: str, glue_dir: str,
       f"{os.path.join(output_dir, study_report.TABLE_FILE)}, "
       f"{os.path.join(output_dir, study_report.FIGURE_FILE)}")
   return results
+
+
+def _with_task_text(corpus, output_dir, glue_dir, task_names, copies, log):
+  """`corpus` plus the tasks' training text.
+
+  The file is written anew each time, to the same bytes for the same tasks
+  and copies, so the dataset tool still recognises a finished dataset.
+  """
+  path = os.path.join(output_dir, TASK_TEXT_FILE)
+  written = task_text.write_task_text(path, glue_dir, task_names, copies)
+  log(f"[study] task-adaptive text: {written['examples']} training examples "
+      f"of {', '.join(task_names)} (no labels) x {copies} -> {path}")
+  return f"{corpus},{path}"
 
 
 def _probe(encoders, random_encoder, task_names, glue_dir, tokenizer,
@@ -416,13 +467,23 @@ def _frozen_encoder(random_encoder, kept_dir):
                                kept_dir)
 
 
-def _task_runs(summary, variant, plan, step, train_flops, pretraining_metrics):
+def _budget_fraction(plan, step, settings):
+  """The kept checkpoint's fraction of the budget as the settings name it
+  (the same for every variant, where `step / num_train_steps` is not)."""
+  if plan is None:
+    return 0.0
+  return settings.checkpoint_fractions[plan.checkpoint_steps.index(step)]
+
+
+def _task_runs(summary, variant, plan, step, train_flops, pretraining_metrics,
+               budget_fraction):
   """One row of `results.json` per seed of a fine-tuned task."""
   return [{
       "variant": variant,
       "objective": plan.settings["objective"] if plan else None,
       "step": step,
       "fraction": step / plan.num_train_steps if plan else 0.0,
+      "budget_fraction": budget_fraction,
       "train_flops": train_flops,
       "task": summary["task"],
       "seed": int(seed),
@@ -449,5 +510,6 @@ def _results(runs, plans, encoder, settings, task_names, wall_seconds,
       "wall_seconds_this_process": round(wall_seconds, 1),
       "runs": runs,
       "summary": study_report.summarize(runs, task_names),
+      "paired": paired_comparison.paired_comparisons(runs, task_names),
       "probes": probes or [],
   }

@@ -60,6 +60,7 @@ import tf_keras
 
 from official_electra import command_line
 from official_electra import errors
+from official_electra import files
 from official_electra.data import dataset_info as dataset_info_lib
 from official_electra.data import pretraining_dataloader
 from official_electra.experiments import training_curves
@@ -109,9 +110,7 @@ def write_text_slices(corpus_pattern, text_dir, train_bytes, heldout_bytes):
     end = data.rfind(b"\n") + 1
     for part_path, part in ((os.path.join(text_dir, f"heldout_{name}.txt"),
                              data[cut:end]), (train_path, data[:cut])):
-      with open(part_path + ".tmp", "wb") as text_file:
-        text_file.write(part)
-      os.replace(part_path + ".tmp", part_path)
+      files.write_bytes(part_path, part)
 
 
 def _shard_records(data_dir, info):

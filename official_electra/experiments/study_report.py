@@ -10,6 +10,7 @@ import os
 import statistics
 
 from official_electra import files
+from official_electra.experiments import paired_comparison
 from official_electra.experiments import training_curves
 
 RESULTS_FILE = "results.json"
@@ -82,6 +83,8 @@ def format_table(results):
                "of the task medians; disc AUC and gen/MLM acc: pretraining "
                "metrics at the checkpoint (generator accuracy for ELECTRA, "
                "the MLM's own for MLM).")
+  if results.get("paired"):
+    lines += ["", paired_comparison.format_table(results["paired"], tasks)]
   if results.get("probes"):
     lines += ["", format_probe_table(results)]
   return "\n".join(lines) + "\n"

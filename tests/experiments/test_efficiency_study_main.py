@@ -130,6 +130,14 @@ def test_the_study_writes_results_table_and_figure(finished_study):
         "random_init" if probe["variant"] == "random_init"
         else f"{probe['variant']}_step_{probe['step']}") / "SST-2.json").exists()
   assert "Linear probes of the frozen encoders" in table
+  # Paired by seed: each objective against random init, and the two at the
+  # same fraction of the budget.
+  assert sorted((row["a"], row["b"], row["fraction"])
+                for row in results["paired"]) == [
+      ("electra", "mlm", 0.5), ("electra", "mlm", 1.0),
+      ("electra", "random_init", 0.5), ("electra", "random_init", 1.0),
+      ("mlm", "random_init", 0.5), ("mlm", "random_init", 1.0)]
+  assert "Paired differences" in table
   png = (output_dir / "results.png").read_bytes()
   assert png.startswith(b"\x89PNG") and len(png) > 5000
   assert "[study] done" in completed.stdout
@@ -286,3 +294,49 @@ def test_a_budget_too_small_to_match_flops_is_one_error_line(study_inputs,
   assert lines[-1].startswith("error: budget_flops=1e+08")
   assert "raise budget_flops" in lines[-1]
   assert "Traceback" not in completed.stderr
+
+
+def test_task_adaptive_text_and_bfloat16_pretraining(study_inputs, tmp_path):
+  # The tasks' training sentences (never dev) join the corpus, pretraining
+  # runs under mixed_bfloat16 and fine-tuning after it in float32.
+  corpus, _, gin_file = study_inputs
+  glue_dir = tmp_path / "glue"
+  (glue_dir / "SST-2").mkdir(parents=True)
+  rng = random.Random(2)
+  for split, size in (("train", 96), ("dev", 32)):
+    rows = [f"the {split}only film is "
+            f"{rng.choice(_POSITIVE if label else _NEGATIVE)} .\t{label}"
+            for label in (rng.randint(0, 1) for _ in range(size))]
+    (glue_dir / "SST-2" / f"{split}.tsv").write_text(
+        "sentence\tlabel\n" + "\n".join(rows) + "\n")
+  output_dir = tmp_path / "tapt"
+  completed = subprocess.run(
+      [sys.executable, "-m", "official_electra.efficiency_study",
+       f"--gin_file={gin_file}", f"--corpus={corpus}",
+       f"--glue_dir={glue_dir}", "--tasks=SST-2", "--variants=electra",
+       f"--output_dir={output_dir}",
+       "--gin_bindings=efficiency_study.task_text_copies=2",
+       "--gin_bindings=efficiency_study.checkpoint_fractions=(1.0,)",
+       "--gin_bindings=efficiency_study.linear_probe=False",
+       "--gin_bindings=efficiency_study.pretraining = {"
+       "'train_batch_size': 8, 'max_seq_length': 32, "
+       "'generator_hidden_fraction': 0.5, 'learning_rate': 1e-3, "
+       "'save_checkpoints_steps': 20, 'keep_checkpoint_max': 2, "
+       "'steps_per_execution': 5, 'print_every_steps': 1000, "
+       "'shuffle_buffer_size': 100, 'seed': 0, "
+       "'mixed_precision': 'mixed_bfloat16'}"],
+      capture_output=True, text=True, timeout=600,
+      cwd=tiny_pretraining.REPO_ROOT,
+      env=dict(_ENVIRONMENT, PYTHONPATH=str(tiny_pretraining.REPO_ROOT)))
+  assert completed.returncode == 0, completed.stderr[-3000:]
+  text = (output_dir / "task_text.txt").read_text()
+  assert text.count("the trainonly film is") == 2 * 96
+  assert "devonly" not in text and "\t" not in text
+  info = json.loads((output_dir / "data" / "dataset_info.json").read_text())
+  assert info["input_files"][-1].endswith("task_text.txt")
+  assert "in mixed_bfloat16, checkpoints at" in completed.stdout
+  results = json.loads((output_dir / "results.json").read_text())
+  assert {(run["variant"], run["task"]) for run in results["runs"]} == {
+      ("random_init", "SST-2"), ("electra", "SST-2")}
+  assert [(row["a"], row["b"]) for row in results["paired"]] == [
+      ("electra", "random_init")]
