@@ -160,6 +160,22 @@ def copy(source: str, destination: str) -> None:
   tf.io.gfile.rename(temporary_path, destination, overwrite=True)
 
 
+def move(source: str, destination: str) -> None:
+  """Renames file `source` to `destination`, replacing it.
+
+  How a file that a library wrote under a temporary name (`<destination>` +
+  `TEMPORARY_SUFFIX`, on the same filesystem) takes its real name. Atomic
+  locally; object stores (`gs://`) copy and delete.
+
+  Raises:
+    OSError: `source` is missing or the rename fails (on any filesystem).
+  """
+  try:
+    tf.io.gfile.rename(source, destination, overwrite=True)
+  except tf.errors.OpError as error:
+    raise os_error(error, source) from None
+
+
 def copy_if_absent(source: str, destination: str) -> None:
   if not tf.io.gfile.exists(destination):
     copy(source, destination)

@@ -32,6 +32,7 @@ from absl import flags
 
 from official_electra import command_line
 from official_electra import errors
+from official_electra import files
 from official_electra.experiments import training_curves
 from tfrecords_tools import sample_corpus
 
@@ -130,9 +131,9 @@ def run_quickstart(work_dir, corpus_bytes, vocab_size, max_seq_length,
   if not os.path.isfile(corpus):
     print(f"== corpus: docstrings of this Python installation -> {corpus}")
     try:
-      written = sample_corpus.write_stdlib_corpus(corpus + ".tmp",
-                                                  corpus_bytes)
-      os.replace(corpus + ".tmp", corpus)
+      unfinished = corpus + files.TEMPORARY_SUFFIX
+      written = sample_corpus.write_stdlib_corpus(unfinished, corpus_bytes)
+      files.move(unfinished, corpus)
     except OSError as error:
       raise QuickstartError(f"cannot write {corpus} ({error.strerror}): free "
                             "space there or pass another --work_dir") from error

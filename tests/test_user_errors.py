@@ -27,10 +27,7 @@ _NOT_USER_ERRORS = {
 
 # Programs that report no user error: every flag is an enum or a number absl
 # checks, and what fails runs in worker processes (WorkerError).
-_PROGRAMS_WITHOUT_USER_ERRORS = {
-    "official_electra/benchmark/pretrain.py",
-    "official_electra/benchmark/finetune.py",
-}
+_PROGRAMS_WITHOUT_USER_ERRORS = set()
 
 
 def _sources():

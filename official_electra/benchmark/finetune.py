@@ -35,6 +35,7 @@ import statistics
 from absl import app
 from absl import flags
 
+from official_electra import errors
 from official_electra.benchmark import shapes
 from official_electra.benchmark import workers
 
@@ -52,6 +53,7 @@ def define_flags():
   flags.DEFINE_list("implementations", ["ours", "huggingface"],
                     "Which implementations to run.")
   flags.DEFINE_string("output", None, "Write the results as JSON here too.")
+  flags.DEFINE_bool("verbose", False, "Show tracebacks of errors.")
 
 
 FLAGS = flags.FLAGS
@@ -207,6 +209,15 @@ def _stepper(step, settings):
 BUILDERS = {"ours": build_ours, "huggingface": build_huggingface}
 
 
+def check_implementations(implementations):
+  """Raises `errors.UserError` for a name not in `BUILDERS`."""
+  for kind in implementations:
+    if kind not in BUILDERS:
+      raise errors.UserError(
+          f"--implementations: unknown implementation {kind!r}; pass "
+          f"{' and/or '.join(BUILDERS)}")
+
+
 def run(settings, implementations):
   """Runs the alternating benchmark; returns a JSON-able dict of results."""
   from official_electra.training import flops  # pylint: disable=g-import-not-at-top
@@ -284,6 +295,13 @@ def main(argv):
       "seq_len": FLAGS.seq_len, "repetitions": FLAGS.repetitions,
       "steps": FLAGS.steps, "warmup_steps": FLAGS.warmup_steps,
   }
+  try:
+    check_implementations(FLAGS.implementations)
+  except errors.UserError as error:
+    # Imported here: a spawned worker imports this module, and should hold
+    # no more than its implementation needs.
+    from official_electra import command_line  # pylint: disable=g-import-not-at-top
+    command_line.exit_with_error(error, FLAGS.verbose)
   results = run(settings, FLAGS.implementations)
   print(format_table(results))
   if FLAGS.output:

@@ -24,6 +24,7 @@ from absl import flags
 
 from official_electra import command_line
 from official_electra import errors
+from official_electra import files
 from tfrecords_tools import build_pretraining_dataset as build_lib
 from tfrecords_tools import sample_corpus
 
@@ -40,16 +41,26 @@ flags.DEFINE_bool("verbose", False, "Show tracebacks of errors.")
 flags.mark_flag_as_required("vocab_file")
 
 
+def _make_work_dir(work_dir: str) -> None:
+  try:
+    os.makedirs(work_dir, exist_ok=True)
+  except OSError as error:
+    raise errors.UserError(
+        f"cannot create --work_dir={work_dir} ({error.strerror}); pass a "
+        "writable folder") from None
+
+
 def _corpus(work_dir: str, corpus_mb: int) -> str:
   path = os.path.join(work_dir, f"corpus_{corpus_mb}mb.txt")
   if not os.path.exists(path):
     start = time.monotonic()
-    written = sample_corpus.write_stdlib_corpus(path + ".tmp",
-                                                corpus_mb * 10**6)
+    unfinished = path + files.TEMPORARY_SUFFIX
+    written = sample_corpus.write_stdlib_corpus(unfinished, corpus_mb * 10**6)
     if written < 0.95 * corpus_mb * 10**6:
-      raise SystemExit(f"error: only {written / 1e6:.1f} MB of docstrings on "
-                       "this machine; ask for a smaller --corpus_mb")
-    os.replace(path + ".tmp", path)
+      files.remove(unfinished)
+      raise errors.UserError(f"only {written / 1e6:.1f} MB of docstrings on "
+                             "this machine; ask for a smaller --corpus_mb")
+    files.move(unfinished, path)
     print(f"assembled {written / 1e6:.1f} MB in "
           f"{time.monotonic() - start:.0f} s", file=sys.stderr)
   return path
@@ -60,22 +71,23 @@ def _repeated(path: str, copies: int) -> str:
     return path
   repeated = path.replace(".txt", f"_x{copies}.txt")
   if not os.path.exists(repeated):
-    with open(repeated + ".tmp", "wb") as output:
+    unfinished = repeated + files.TEMPORARY_SUFFIX
+    with open(unfinished, "wb") as output:
       for _ in range(copies):
         with open(path, "rb") as source:
           shutil.copyfileobj(source, output)
-    os.replace(repeated + ".tmp", repeated)
+    files.move(unfinished, repeated)
   return repeated
 
 
 def main(argv) -> None:
   del argv  # Unused.
-  os.makedirs(FLAGS.work_dir, exist_ok=True)
-  corpus = _repeated(_corpus(FLAGS.work_dir, FLAGS.corpus_mb), FLAGS.copies)
-  output_dir = os.path.join(FLAGS.work_dir, "records")
-  shutil.rmtree(output_dir, ignore_errors=True)
-  start = time.monotonic()
   try:
+    _make_work_dir(FLAGS.work_dir)
+    corpus = _repeated(_corpus(FLAGS.work_dir, FLAGS.corpus_mb), FLAGS.copies)
+    output_dir = os.path.join(FLAGS.work_dir, "records")
+    shutil.rmtree(output_dir, ignore_errors=True)
+    start = time.monotonic()
     info = build_lib.build_pretraining_dataset(
         corpus, FLAGS.vocab_file, output_dir,
         max_seq_length=FLAGS.max_seq_length, num_shards=FLAGS.num_shards,

@@ -48,27 +48,36 @@ import time
 from absl import app
 from absl import flags
 
+from official_electra import errors
 from official_electra.benchmark import matmul_ceiling
 from official_electra.benchmark import workers as benchmark_workers
 
-flags.DEFINE_enum("model", "small", ["small", "base", "tiny"],
-                  "Model shapes (tiny: gin/tiny.gin's, a smoke test).")
-flags.DEFINE_integer("batch_size", 32, "Examples per step.")
-flags.DEFINE_integer("seq_len", 128, "Tokens per example.")
-flags.DEFINE_enum("mixed_precision", "float32",
-                  ["float32", "mixed_bfloat16", "mixed_float16"], "Precision.")
-flags.DEFINE_bool("jit_compile", False, "XLA-compile the TensorFlow steps.")
-flags.DEFINE_integer("repetitions", 5, "Timed rounds per implementation.")
-flags.DEFINE_integer("steps", 3, "Training steps per timed round.")
-flags.DEFINE_integer("warmup_steps", 3, "Untimed steps before the rounds.")
-flags.DEFINE_list("implementations", ["ours", "model_garden", "huggingface"],
-                  "Which implementations to run; `kind:precision` runs one "
-                  "in its own precision (e.g. model_garden:float32 beside "
-                  "--mixed_precision=mixed_bfloat16).")
-flags.DEFINE_string("reference", "model_garden",
-                    "The implementation the `vs` column divides by, as "
-                    "written in --implementations.")
-flags.DEFINE_string("output", None, "Write the results as JSON here too.")
+
+def define_flags():
+  """Defines the flags; only when run as a program, so that importing this
+  module beside another program (in tests) defines no flag twice."""
+  flags.DEFINE_enum("model", "small", ["small", "base", "tiny"],
+                    "Model shapes (tiny: gin/tiny.gin's, a smoke test).")
+  flags.DEFINE_integer("batch_size", 32, "Examples per step.")
+  flags.DEFINE_integer("seq_len", 128, "Tokens per example.")
+  flags.DEFINE_enum("mixed_precision", "float32",
+                    ["float32", "mixed_bfloat16", "mixed_float16"],
+                    "Precision.")
+  flags.DEFINE_bool("jit_compile", False, "XLA-compile the TensorFlow steps.")
+  flags.DEFINE_integer("repetitions", 5, "Timed rounds per implementation.")
+  flags.DEFINE_integer("steps", 3, "Training steps per timed round.")
+  flags.DEFINE_integer("warmup_steps", 3, "Untimed steps before the rounds.")
+  flags.DEFINE_list("implementations", ["ours", "model_garden", "huggingface"],
+                    "Which implementations to run; `kind:precision` runs one "
+                    "in its own precision (e.g. model_garden:float32 beside "
+                    "--mixed_precision=mixed_bfloat16).")
+  flags.DEFINE_string("reference", "model_garden",
+                      "The implementation the `vs` column divides by, as "
+                      "written in --implementations.")
+  flags.DEFINE_string("output", None, "Write the results as JSON here too.")
+  flags.DEFINE_bool("verbose", False, "Show tracebacks of errors.")
+
+
 FLAGS = flags.FLAGS
 
 VOCAB_SIZE = 30522
@@ -360,15 +369,21 @@ def available(kind):
 
 
 def parse_implementation(spec, default_precision):
-  """`kind` or `kind:precision` -> (kind, precision); raises ValueError."""
+  """`kind` or `kind:precision` -> (kind, precision).
+
+  Raises:
+    errors.UserError: an unknown kind or precision (a `ValueError`).
+  """
   kind, _, precision = spec.partition(":")
   precision = precision or default_precision
   if kind not in ("ours", "model_garden", "huggingface"):
-    raise ValueError(f"--implementations: unknown implementation {kind!r} "
-                     "(ours, model_garden or huggingface)")
+    raise errors.UserError(
+        f"--implementations: unknown implementation {kind!r}; pass ours, "
+        "model_garden or huggingface")
   if precision not in ("float32", "mixed_bfloat16", "mixed_float16"):
-    raise ValueError(f"--implementations: unknown precision {precision!r} in "
-                     f"{spec!r} (float32, mixed_bfloat16 or mixed_float16)")
+    raise errors.UserError(
+        f"--implementations: unknown precision {precision!r} in {spec!r}; "
+        "pass float32, mixed_bfloat16 or mixed_float16")
   return kind, precision
 
 
@@ -555,10 +570,14 @@ def main(argv):
     for spec in FLAGS.implementations:
       parse_implementation(spec, FLAGS.mixed_precision)
     if FLAGS.reference not in FLAGS.implementations + ["model_garden"]:
-      raise ValueError(f"--reference={FLAGS.reference} is not one of "
-                       f"--implementations ({','.join(FLAGS.implementations)})")
-  except ValueError as error:
-    raise app.UsageError(str(error))
+      raise errors.UserError(
+          f"--reference={FLAGS.reference} is not one of --implementations "
+          f"({','.join(FLAGS.implementations)}); pass one of them")
+  except errors.UserError as error:
+    # Imported here: a spawned worker imports this module, and should hold
+    # no more than its implementation needs.
+    from official_electra import command_line  # pylint: disable=g-import-not-at-top
+    command_line.exit_with_error(error, FLAGS.verbose)
   results = run(settings, FLAGS.implementations, FLAGS.reference)
   print(format_table(results))
   if FLAGS.output:
@@ -566,4 +585,5 @@ def main(argv):
 
 
 if __name__ == "__main__":
+  define_flags()
   app.run(main)

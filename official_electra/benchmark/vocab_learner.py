@@ -46,6 +46,22 @@ def _timed(function, *args, **kwargs):
   return result, time.monotonic() - start
 
 
+class VocabulariesDifferError(errors.UserError):
+  """The two learners learned different vocabularies from the same counts."""
+
+
+def check_identical(ours, theirs):
+  """Raises `VocabulariesDifferError` naming the first id where they differ."""
+  if ours == theirs:
+    return
+  first = next((index for index, (a, b) in enumerate(zip(ours, theirs))
+                if a != b), min(len(ours), len(theirs)))
+  raise VocabulariesDifferError(
+      f"the vocabularies differ, first at id {first}; ours must equal "
+      "tensorflow-text's: report it with this corpus (--skip_reference "
+      "times ours alone)")
+
+
 def main(argv) -> None:
   del argv  # Unused.
   try:
@@ -71,12 +87,10 @@ def main(argv) -> None:
         file=sys.stderr)
   print(f"speed-up: {their_seconds / our_seconds:.1f}x; identical: "
         f"{ours == theirs}", file=sys.stderr)
-  if ours != theirs:
-    first = next((index for index, (a, b) in enumerate(zip(ours, theirs))
-                  if a != b), min(len(ours), len(theirs)))
-    print(f"error: the vocabularies differ, first at id {first}",
-          file=sys.stderr)
-    sys.exit(1)
+  try:
+    check_identical(ours, theirs)
+  except errors.UserError as error:
+    command_line.exit_with_error(error, FLAGS.verbose)
 
 
 if __name__ == "__main__":

@@ -163,7 +163,9 @@ def cpu_line(cpu):
 
 
 def write_results(path, results):
-  """Writes a benchmark's results as indented JSON, atomically."""
-  with open(path + ".tmp", "w", encoding="utf-8") as output:
-    json.dump(results, output, indent=2)
-  os.replace(path + ".tmp", path)
+  """Writes a benchmark's results as indented JSON, atomically, on any
+  filesystem (`files.write_text`); keys stay in the results' order."""
+  # Imported here: it imports TensorFlow, which a worker must not hold unless
+  # its builder imports it.
+  from official_electra import files  # pylint: disable=g-import-not-at-top
+  files.write_text(path, json.dumps(results, indent=2))

@@ -9,13 +9,12 @@ tokenizer: `vocab.txt` and `tokenizer_config.json` (`do_lower_case`).
 
 import json
 import os
-import shutil
-import tempfile
 
 import numpy as np
 import safetensors
 import safetensors.numpy
 
+from official_electra import files
 from official_electra.conversion import electra_parts
 from official_electra.conversion import hf_names
 from official_electra.conversion import tf1_names
@@ -211,8 +210,9 @@ def write_hf_dir(model, tower, output_dir):
   """Writes one tower of `model` as a Hugging Face directory.
 
   `from_pretrained` of `ElectraForPreTraining` (discriminator) or
-  `ElectraForMaskedLM` (generator) loads it. Written to a temporary sibling
-  and renamed.
+  `ElectraForMaskedLM` (generator) loads it. Written to a staging folder and
+  published (`files.publish_folder`: one rename locally; on `gs://`,
+  `config.json` copied last).
   """
   electra_parts.check_new_output(output_dir)
   configs = dict(zip(("discriminator", "generator"),
@@ -228,17 +228,13 @@ def write_hf_dir(model, tower, output_dir):
       [slot.name for slot in slots], tower).items():
     value = weights[tf1_name]
     state[hf_name] = np.ascontiguousarray(value.T if transposed else value)
-  parent = os.path.dirname(os.path.abspath(output_dir))
-  os.makedirs(parent, exist_ok=True)
-  staging = tempfile.mkdtemp(prefix=".converting-", dir=parent)
+  staging = files.staging_folder(output_dir)
   try:
-    safetensors.numpy.save_file(state, os.path.join(staging, SAFETENSORS_FILE),
-                                metadata={"format": "pt"})
-    with open(os.path.join(staging, CONFIG_FILE), "w") as config_file:
-      json.dump(hf_config_from_encoder(configs[tower], tower), config_file,
-                indent=2, sort_keys=True)
-      config_file.write("\n")
-    os.replace(staging, output_dir)
+    files.write_bytes(os.path.join(staging, SAFETENSORS_FILE),
+                      safetensors.numpy.save(state, metadata={"format": "pt"}))
+    files.write_json(os.path.join(staging, CONFIG_FILE),
+                     hf_config_from_encoder(configs[tower], tower))
+    files.publish_folder(staging, output_dir, last=CONFIG_FILE)
   except BaseException:
-    shutil.rmtree(staging, ignore_errors=True)
+    files.remove_tree(staging)
     raise

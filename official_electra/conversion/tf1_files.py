@@ -82,5 +82,5 @@ def write_tf1_checkpoint(model, prefix):
       tensors=[tf.constant(np.ascontiguousarray(weights[name]))
                for name in names])
   for suffix in (".data-00000-of-00001", ".index"):
-    tf.io.gfile.rename(staging + suffix, prefix + suffix, overwrite=True)
+    files.move(staging + suffix, prefix + suffix)
   return names

@@ -1,11 +1,14 @@
 """Ours -> HF -> ours; ours -> TF1 names (read by transformers); TF1 -> ours."""
 
+import uuid
+
 import numpy as np
 import pytest
 import tensorflow as tf
 import transformers
 from transformers.models.electra import modeling_electra
 
+from official_electra import files
 from official_electra.conversion import checkpoint_dir
 from official_electra.conversion import converters
 from official_electra.conversion import electra_parts
@@ -44,6 +47,27 @@ def test_ours_to_hf_to_ours_is_the_identity(tmp_path, our_checkpoint):
   assert again.keys() == original.keys()
   for name, value in original.items():
     np.testing.assert_array_equal(again[name], value, err_msg=name)
+
+
+def test_hf_export_under_ram_is_the_local_export_file_for_file(
+    tmp_path, our_checkpoint):
+  root = f"ram://hf-export-{uuid.uuid4().hex}"
+  local = {tower: str(tmp_path / tower) for tower in ("hf_d", "hf_g")}
+  remote = {tower: f"{root}/{tower}" for tower in ("hf_d", "hf_g")}
+  converters.export_hf(our_checkpoint, local["hf_d"], local["hf_g"])
+  try:
+    converters.export_hf(our_checkpoint, remote["hf_d"], remote["hf_g"])
+    # No staging folder is left beside the outputs.
+    assert sorted(files.listdir(root)) == ["hf_d", "hf_g"]
+    assert sorted(files.listdir(str(tmp_path))) == ["hf_d", "hf_g", "ours"]
+    names = ["config.json", "model.safetensors"]
+    for tower, path in remote.items():
+      assert sorted(files.listdir(path)) == names
+      for name in names:
+        assert files.read_bytes(f"{path}/{name}") == files.read_bytes(
+            f"{local[tower]}/{name}"), (tower, name)
+  finally:
+    files.remove_tree(root)
 
 
 def test_tf1_export_is_read_correctly_by_transformers(tmp_path,
