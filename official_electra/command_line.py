@@ -30,6 +30,7 @@ import sys
 
 import gin
 
+from official_electra import errors
 from official_electra import settings_check
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -74,10 +75,10 @@ def parse_gin(gin_files, gin_bindings, missing_file_hint, parameters_hint):
   try:
     gin.parse_config_files_and_bindings(resolved, gin_bindings)
   except (ValueError, KeyError, SyntaxError, IOError) as error:
-    first_line = str(error).strip().splitlines()[0]
     sources = ", ".join(resolved + (["--gin_bindings"] if gin_bindings else []))
-    raise GinConfigError(f"gin config {sources or '(none)'}: {first_line}; "
-                         f"{parameters_hint}") from None
+    raise GinConfigError(
+        f"gin config {sources or '(none)'}: {errors.first_line(error)}; "
+        f"{parameters_hint}") from None
   return resolved
 
 

@@ -17,3 +17,10 @@ class UserError(ValueError):
   binding) and the fix; indented detail lines may follow. A `ValueError`, as
   every one of these errors was before they shared this base.
   """
+
+
+def first_line(error):
+  """The first line of an exception's message (its type name when empty), to
+  quote inside a one-line message."""
+  text = str(error).strip()
+  return text.splitlines()[0] if text else type(error).__name__

@@ -65,8 +65,6 @@ flags.DEFINE_multi_string("gin_file", None, "Gin files, relative to the "
 flags.DEFINE_multi_string("gin_bindings", None, "Gin bindings, e.g. "
                           "glue_hyperparameters.learning_rate=1e-4 (the name "
                           "every program uses).")
-# The flag's name before the programs shared one; old command lines still run.
-flags.DEFINE_alias("gin_param", "gin_bindings")
 flags.DEFINE_integer("num_seeds", 1, "Fine-tuning runs per task; the median is "
                      "reported (the paper uses 10).", lower_bound=1)
 flags.DEFINE_bool("verbose", False, "Show tracebacks of errors.")
@@ -112,8 +110,7 @@ def resolve_encoder_config(init_checkpoint):
   """The encoder to fine-tune: the one recorded beside `init_checkpoint`.
 
   A checkpoint folder that records its model (`model_config.json`, written
-  by pretraining, conversion and fine-tuning; or a legacy
-  `architecture.json` / `encoder_config.json`) decides it; `glue_encoder.*`
+  by pretraining, conversion and fine-tuning) decides it; `glue_encoder.*`
   bindings are then only checked against it.
   Without a recorded architecture (no checkpoint: random initialisation, or a
   bare checkpoint prefix), the `glue_encoder.*` bindings decide (defaults:

@@ -9,9 +9,8 @@ import is no pretraining run, so pretraining starts from it with
 `--init_checkpoint` into a new model_dir, and fine-tuning, the exports and
 conversion read it like any model_dir.
 
-Reading accepts any folder with a model config (or a legacy
-`architecture.json` / `encoder_config.json`), so a training run's model_dir
-converts too.
+Reading accepts any folder with a model config, so a training run's
+model_dir converts too.
 """
 
 import os

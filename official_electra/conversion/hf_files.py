@@ -14,6 +14,7 @@ import numpy as np
 import safetensors
 import safetensors.numpy
 
+from official_electra import errors
 from official_electra import files
 from official_electra.conversion import electra_parts
 from official_electra.conversion import hf_names
@@ -164,7 +165,7 @@ def _read_pytorch_file(path):
     state = torch.load(path, map_location="cpu", weights_only=True)
   except Exception as error:  # pylint: disable=broad-except
     raise electra_parts.ConversionError(
-        f"{path}: unreadable ({str(error).splitlines()[0]})") from None
+        f"{path}: unreadable ({errors.first_line(error)})") from None
   return {name: value.float().numpy() for name, value in state.items()}
 
 

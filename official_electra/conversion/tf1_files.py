@@ -12,6 +12,7 @@ import os
 import numpy as np
 import tensorflow as tf
 
+from official_electra import errors
 from official_electra import files
 from official_electra.conversion import electra_parts
 from official_electra.conversion import tf1_names
@@ -42,7 +43,7 @@ def read_tf1_checkpoint(prefix):
   except (ValueError, tf.errors.OpError) as error:
     raise electra_parts.ConversionError(
         f"{prefix}: not a readable TF1 checkpoint "
-        f"({str(error).strip().splitlines()[0]}); pass the prefix, e.g. "
+        f"({errors.first_line(error)}); pass the prefix, e.g. "
         "electra_small/electra_small (the path without .index)") from None
   names = reader.get_variable_to_shape_map()
   if "_CHECKPOINTABLE_OBJECT_GRAPH" in names:

@@ -138,7 +138,7 @@ def _check_first_record(file, vocab_size, max_seq_length):
   except (tf.errors.DataLossError, tf.errors.InvalidArgumentError) as error:
     raise PretrainingDataError(
         f"{file} is not a TFRecord file of pretraining tf.train.Examples "
-        f"({error.message.splitlines()[0]}): rebuild it") from None
+        f"({errors.first_line(error)}): rebuild it") from None
   lengths = {name: int(tf.size(values.values))
              for name, values in features.items()}
   if set(lengths.values()) != {max_seq_length}:

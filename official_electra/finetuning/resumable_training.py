@@ -14,21 +14,17 @@ then deletes checkpoints beyond `max_to_keep`. A kill during a save leaves the
 state file naming the previous checkpoint, which is complete; the orphaned
 files of the unfinished one are ignored.
 
-On SIGTERM the handler only sets a flag; at the end of the running training
-step a checkpoint is written and `TrainingPreempted` is raised (the shared
-`preemption.SigtermFlag` and `preemption.Preempted`, as pretraining's).
+On SIGTERM the handler (`preemption.SigtermFlag`) only sets a flag; at the end
+of the running training step a checkpoint is written and `preemption.Preempted`
+is raised, as in pretraining.
 """
 
 import tensorflow as tf
 import tf_keras
 
+from official_electra import errors
 from official_electra import preemption
 from official_electra.modeling import checkpoints
-
-
-# The one preemption mechanism of every program (official_electra/preemption.py).
-TrainingPreempted = preemption.Preempted
-SigtermFlag = preemption.SigtermFlag
 
 
 class EpochProgress(tf_keras.callbacks.ProgbarLogger):
@@ -86,7 +82,7 @@ class TrainingCheckpoints:
       except (AssertionError, ValueError, tf.errors.OpError) as error:
         raise checkpoints.CheckpointError(
             f"{prefix}: cannot resume from this training checkpoint "
-            f"({checkpoints.first_line(error)}); it was written with another "
+            f"({errors.first_line(error)}); it was written with another "
             f"configuration: delete {self._manager.directory} to restart this "
             "seed, or use a new --model_dir") from None
     return self.step
@@ -100,11 +96,11 @@ class TrainingCheckpoints:
 
 
 class CheckpointCallback(tf_keras.callbacks.Callback):
-  """Saves every `save_every_steps`; on SIGTERM saves and raises `TrainingPreempted`.
+  """Saves every `save_every_steps`; on SIGTERM saves and raises `Preempted`.
 
   Args:
     checkpoints: the run's `TrainingCheckpoints`.
-    sigterm: the `SigtermFlag` active around training.
+    sigterm: the `preemption.SigtermFlag` active around training.
     run_name: names the run in the preemption message (e.g. `SST-2 seed 0`).
     total_steps: the run's number of optimizer steps, for the message.
   """
@@ -124,10 +120,10 @@ class CheckpointCallback(tf_keras.callbacks.Callback):
       self._checkpoints.save()
 
   def raise_preempted(self):
-    """Saves a checkpoint and raises `TrainingPreempted` naming it."""
+    """Saves a checkpoint and raises `preemption.Preempted` naming it."""
     prefix = self._checkpoints.save()
     step = self._checkpoints.step
-    raise TrainingPreempted(
+    raise preemption.Preempted(
         f"SIGTERM: {self._run_name} stopped at step {step} of "
         f"{self._total_steps}, checkpoint {prefix}; rerun the same command to "
         "resume from it", step, prefix)

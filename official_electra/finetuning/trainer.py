@@ -32,6 +32,7 @@ import tensorflow as tf
 import tf_keras
 
 from official_electra import files
+from official_electra import preemption
 from official_electra.data import glue
 from official_electra.finetuning import dev_metrics_callback
 from official_electra.finetuning import inputs
@@ -253,7 +254,7 @@ def _train(classifier, encoded, hyperparameters, seed, run_dir, num_epochs,
   on the training labels divided by `target_divisor`.
 
   Raises:
-    resumable_training.TrainingPreempted: on SIGTERM, after a checkpoint.
+    preemption.Preempted: on SIGTERM, after a checkpoint.
   """
   task = encoded.task
   total_steps = steps_per_epoch * num_epochs
@@ -275,7 +276,7 @@ def _train(classifier, encoded, hyperparameters, seed, run_dir, num_epochs,
   train_labels = encoded.train_labels
   if target_divisor != 1.0:
     train_labels = (train_labels / target_divisor).astype(np.float32)
-  with resumable_training.SigtermFlag() as sigterm:
+  with preemption.SigtermFlag() as sigterm:
     checkpoint_callback = resumable_training.CheckpointCallback(
         train_checkpoints, sigterm, f"{task.name} seed {seed}", total_steps)
     for epoch in range(start_step // steps_per_epoch, num_epochs):
@@ -309,8 +310,8 @@ def finetune_seed(encoded: EncodedTask, encoder_config, init_checkpoint,
     `{metric_key: value}` on the dev splits after the last epoch.
 
   Raises:
-    resumable_training.TrainingPreempted: on SIGTERM during training, after
-      writing a checkpoint; calling again resumes from it.
+    preemption.Preempted: on SIGTERM during training, after writing a
+      checkpoint; calling again resumes from it.
   """
   task = encoded.task
   tf_keras.utils.set_random_seed(seed)

@@ -116,15 +116,15 @@ def restore_discriminator(encoder, path):
   except (ValueError, tf.errors.InvalidArgumentError) as error:
     raise CheckpointError(
         f"{prefix}: the discriminator in this checkpoint does not fit the "
-        f"configured architecture ({first_line(error)}); use the gin/model "
-        "config the checkpoint was trained with") from None
+        f"configured architecture ({errors.first_line(error)}); use the "
+        "gin/model config the checkpoint was trained with") from None
   try:
     status.assert_existing_objects_matched()
   except AssertionError as error:
     raise CheckpointError(
         f"{prefix}: variables of the configured discriminator are missing "
-        f"from the checkpoint ({first_line(error)}); check that it is an "
-        "ELECTRA pretraining checkpoint of the same architecture") from None
+        f"from the checkpoint ({errors.first_line(error)}); check that it is "
+        "an ELECTRA pretraining checkpoint of the same architecture") from None
   status.expect_partial()
   return prefix
 
@@ -132,8 +132,7 @@ def restore_discriminator(encoder, path):
 def recorded_encoder_config(path):
   """The discriminator's `EncoderConfig` recorded beside a checkpoint, or None.
 
-  Reads the folder's model config (`model_config.read_model_config`, which
-  also reads the legacy files).
+  Reads the folder's model config (`model_config.read_model_config`).
 
   Args:
     path: A model directory or a checkpoint prefix.
@@ -155,9 +154,6 @@ def encoder_config_differences(recorded, bindings):
   return [f"{name}: checkpoint {getattr(recorded, name)!r}, gin {value!r}"
           for name, value in sorted(bindings.items())
           if getattr(recorded, name, value) != value]
-
-
-first_line = errors.first_line
 
 
 def dropout_random_state(model):

@@ -50,17 +50,6 @@ def read_description(run_dir: str) -> dict:
         "written by official_electra.finetune") from None
 
 
-def encoder_config(run_dir: str, description: dict
-                   ) -> encoder_config_lib.EncoderConfig:
-  """The fine-tuned encoder's config: the model config's discriminator, or
-  (folders written before it) the description's `encoder_config`."""
-  recorded = model_config_lib.read_model_config(run_dir)
-  if recorded is not None:
-    return recorded.model.discriminator
-  return encoder_config_lib.EncoderConfig.from_dict(
-      description["encoder_config"])
-
-
 def build_classifier(config: encoder_config_lib.EncoderConfig,
                      num_outputs: int, dropout_rate: float,
                      gradient_clip_norm=None, encoder=None
@@ -88,11 +77,14 @@ def load_classifier(run_dir: str, num_outputs: int):
 
   Raises:
     ClassifierCheckpointError: the folder is incomplete or inconsistent.
-    model_config.ModelConfigError: its model_config.json is unreadable.
+    model_config.ModelConfigError: its model_config.json is missing or
+      unreadable.
   """
   description = read_description(run_dir)
-  classifier = build_classifier(encoder_config(run_dir, description),
-                                num_outputs, description["dropout_rate"])
+  recorded = model_config_lib.require_model_config(
+      run_dir, "loading a fine-tuned classifier")
+  classifier = build_classifier(recorded.model.discriminator, num_outputs,
+                                description["dropout_rate"])
   prefix = os.path.join(run_dir, description["checkpoint"])
   try:
     tf.train.Checkpoint(classifier=classifier).read(

@@ -7,9 +7,9 @@ from official_electra.modeling.layers import electra_embeddings
 from official_electra.modeling.networks import electra_encoder
 
 
-# How `EncoderConfig.scaled` sizes a generator (see there).
+# The name of the rule `EncoderConfig.scaled` sizes a generator by (see
+# there), recorded in a pretraining run's model_config.json.
 GENERATOR_SIZING = "original"
-LEGACY_GENERATOR_SIZING = "every_width_times_fraction"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -31,8 +31,7 @@ class EncoderConfig:
   initializer_range: float = 0.02
   layer_norm_epsilon: float = 1e-12
 
-  def scaled(self, hidden_fraction, layers_fraction=1.0,
-             sizing=GENERATOR_SIZING):
+  def scaled(self, hidden_fraction, layers_fraction=1.0):
     """The generator's config, sized as the original sizes it.
 
     The original (run_pretraining.py, `get_generator_config`; the fractions
@@ -48,10 +47,6 @@ class EncoderConfig:
     Args:
       hidden_fraction: e.g. 0.25 for Small, 1/3 for Base, 1.0 for Small++.
       layers_fraction: fraction of the layers (1.0 in the paper).
-      sizing: `GENERATOR_SIZING` (the original's rule above), or
-        `LEGACY_GENERATOR_SIZING`: FFN and heads times the fraction too, the
-        rule of model_dirs written before 2026-12-02 (their
-        architecture.json has no `generator_sizing`), so they still load.
 
     Returns:
       A new `EncoderConfig`.
@@ -61,16 +56,6 @@ class EncoderConfig:
                        f"{hidden_fraction} and {layers_fraction}")
     hidden_size = max(1, round(self.hidden_size * hidden_fraction))
     num_layers = max(1, round(self.num_layers * layers_fraction))
-    if sizing == LEGACY_GENERATOR_SIZING:
-      return dataclasses.replace(
-          self, hidden_size=hidden_size, num_layers=num_layers,
-          intermediate_size=max(
-              1, round(self.intermediate_size * hidden_fraction)),
-          num_attention_heads=max(
-              1, round(self.num_attention_heads * hidden_fraction)))
-    if sizing != GENERATOR_SIZING:
-      raise ValueError(f"unknown generator sizing {sizing!r}; use "
-                       f"{GENERATOR_SIZING!r} or {LEGACY_GENERATOR_SIZING!r}")
     return dataclasses.replace(
         self,
         hidden_size=hidden_size,

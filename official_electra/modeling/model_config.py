@@ -19,11 +19,6 @@ both exports and conversion read nothing else. `pretraining` holds the
 settings of the procedure (objective, generator fractions, masking rate,
 sampler) that `official_electra.train` checks when it resumes; the model
 section never depends on it.
-
-Folders written before this format (`architecture.json` from pretraining and
-two-tower imports, `encoder_config.json` / `generator_config.json` from
-one-tower imports) still load: `read_model_config` reads them when no
-`model_config.json` is there.
 """
 
 import dataclasses
@@ -40,10 +35,10 @@ from official_electra.modeling import errors
 MODEL_CONFIG_FILE = "model_config.json"
 FORMAT = "official_electra.model_config"
 VERSION = 1
-# The files of the formats before this one (still read).
-LEGACY_ARCHITECTURE_FILE = "architecture.json"
-LEGACY_ENCODER_CONFIG_FILE = "encoder_config.json"
-LEGACY_GENERATOR_CONFIG_FILE = "generator_config.json"
+# The settings of the pretraining section.
+PRETRAINING_KEYS = ("objective", "generator_hidden_fraction",
+                    "generator_layers_fraction", "generator_sizing",
+                    "uniform_generator", "unigram_generator", "mask_prob")
 
 # Heads an `ElectraModel` may hold, by name, and the attribute (checkpoint
 # key) each lives at:
@@ -166,8 +161,8 @@ def objective_heads(objective, has_generator_network):
 
 
 def pretraining_generator_config(encoder, objective, generator_hidden_fraction,
-                                 generator_layers_fraction, generator_sizing,
-                                 uniform_generator, unigram_generator):
+                                 generator_layers_fraction, uniform_generator,
+                                 unigram_generator):
   """The generator network a pretraining run with these settings trains, or
   None (sized by `EncoderConfig.scaled`; Two-Stage's is the discriminator's
   size, Section 3.3)."""
@@ -175,20 +170,18 @@ def pretraining_generator_config(encoder, objective, generator_hidden_fraction,
     return None
   if objective == "two_stage":
     return encoder
-  return encoder.scaled(generator_hidden_fraction, generator_layers_fraction,
-                        generator_sizing)
+  return encoder.scaled(generator_hidden_fraction, generator_layers_fraction)
 
 
 def pretraining_model_config(encoder, objective, generator_hidden_fraction,
-                             generator_layers_fraction, generator_sizing,
-                             uniform_generator, unigram_generator,
-                             special_token_ids, lower_case, max_seq_length):
+                             generator_layers_fraction, uniform_generator,
+                             unigram_generator, special_token_ids, lower_case,
+                             max_seq_length):
   """The `ModelConfig` of the model a pretraining run with these settings
   trains (Two-Stage's towers with their own embeddings)."""
   generator = pretraining_generator_config(
       encoder, objective, generator_hidden_fraction,
-      generator_layers_fraction, generator_sizing, uniform_generator,
-      unigram_generator)
+      generator_layers_fraction, uniform_generator, unigram_generator)
   return ModelConfig(
       discriminator=encoder, generator=generator,
       tie_embeddings=objective != "two_stage",
@@ -234,54 +227,24 @@ def write_model_config(folder, model, pretraining=None):
 
 
 def read_model_config(path):
-  """The `RecordedConfig` of a model directory or checkpoint prefix, or None.
-
-  Reads `model_config.json`, else the legacy `architecture.json`, else the
-  legacy `encoder_config.json` / `generator_config.json`.
+  """The `RecordedConfig` of a model directory or checkpoint prefix (its
+  folder's `model_config.json`), or None when there is none.
 
   Raises:
     ModelConfigError: a file that is there but unreadable (one line, naming
       it and the fix).
   """
-  folder = folder_of(path)
-  readers = ((MODEL_CONFIG_FILE, _from_model_config),
-             (LEGACY_ARCHITECTURE_FILE, _from_legacy_architecture))
-  for file_name, reader in readers:
-    config_path = os.path.join(folder, file_name)
-    if tf.io.gfile.exists(config_path):
-      values = _load_json(config_path)
-      try:
-        model, pretraining = reader(values)
-      except (ValueError, TypeError, KeyError, AttributeError) as error:
-        raise ModelConfigError(
-            f"{config_path}: unreadable ({errors.first_line(error)}); restore it "
-            "from the run that wrote the checkpoint") from None
-      return RecordedConfig(model, pretraining, config_path)
-  towers = []
-  for file_name in (LEGACY_ENCODER_CONFIG_FILE, LEGACY_GENERATOR_CONFIG_FILE):
-    config_path = os.path.join(folder, file_name)
-    if not tf.io.gfile.exists(config_path):
-      towers.append(None)
-      continue
-    try:
-      towers.append(encoder_config_lib.EncoderConfig.from_dict(
-          _load_json(config_path)))
-    except (ValueError, TypeError) as error:
-      raise ModelConfigError(
-          f"{config_path}: not an EncoderConfig ({errors.first_line(error)}); "
-          "restore it from the conversion that wrote it") from None
-  if towers == [None, None]:
+  config_path = os.path.join(folder_of(path), MODEL_CONFIG_FILE)
+  if not tf.io.gfile.exists(config_path):
     return None
-  discriminator, generator = towers
-  heads = (("discriminator",) if discriminator else ()) + (
-      ("generator",) if generator else ())
-  main = discriminator or generator
-  model = ModelConfig(discriminator=discriminator, generator=generator,
-                      tie_embeddings=True, heads=heads,
-                      max_seq_length=main.max_position_embeddings)
-  return RecordedConfig(model, None, os.path.join(
-      folder, LEGACY_ENCODER_CONFIG_FILE if discriminator
-      else LEGACY_GENERATOR_CONFIG_FILE))
+  values = _load_json(config_path)
+  try:
+    model, pretraining = _from_model_config(values)
+  except (ValueError, TypeError, KeyError, AttributeError) as error:
+    raise ModelConfigError(
+        f"{config_path}: unreadable ({errors.first_line(error)}); restore it "
+        "from the run that wrote the checkpoint") from None
+  return RecordedConfig(model, pretraining, config_path)
 
 
 def require_model_config(path, program):
@@ -289,10 +252,9 @@ def require_model_config(path, program):
   recorded = read_model_config(path)
   if recorded is None:
     raise ModelConfigError(
-        f"{folder_of(path)}: no {MODEL_CONFIG_FILE} (nor a legacy "
-        f"{LEGACY_ARCHITECTURE_FILE} or {LEGACY_ENCODER_CONFIG_FILE}); "
-        f"{program} needs a folder written by official_electra.train, "
-        "official_electra.convert or official_electra.finetune")
+        f"{folder_of(path)}: no {MODEL_CONFIG_FILE}; {program} needs a folder "
+        "written by official_electra.train, official_electra.convert or "
+        "official_electra.finetune")
   return recorded
 
 
@@ -305,37 +267,13 @@ def _from_model_config(values):
   return ModelConfig.from_dict(values["model"]), values.get("pretraining")
 
 
-# The settings of a legacy architecture.json that describe the procedure.
-PRETRAINING_KEYS = ("objective", "generator_hidden_fraction",
-                    "generator_layers_fraction", "generator_sizing",
-                    "uniform_generator", "unigram_generator", "mask_prob")
-
-
-def _from_legacy_architecture(values):
-  """architecture.json (pretraining runs and two-tower imports before the
-  model config): the discriminator's config, the generator's fractions and
-  sizing rule (legacy when absent), the objective and the masking."""
-  pretraining = {key: values[key] for key in PRETRAINING_KEYS if key in values}
-  pretraining.setdefault("generator_sizing",
-                         encoder_config_lib.LEGACY_GENERATOR_SIZING)
-  pretraining.setdefault("unigram_generator", False)
-  model = pretraining_model_config(
-      encoder_config_lib.EncoderConfig.from_dict(values["encoder"]),
-      pretraining["objective"], pretraining["generator_hidden_fraction"],
-      pretraining["generator_layers_fraction"],
-      pretraining["generator_sizing"], pretraining["uniform_generator"],
-      pretraining["unigram_generator"], values["special_token_ids"],
-      values.get("lower_case", True), values["max_seq_length"])
-  return model, pretraining
-
-
 def _load_json(path):
   try:
     with tf.io.gfile.GFile(path) as config_file:
       return json.load(config_file)
   except (ValueError, tf.errors.OpError) as error:
     raise ModelConfigError(
-        f"{path}: unreadable ({errors.first_line(error)}); restore it from the run "
-        "that wrote the checkpoint") from None
+        f"{path}: unreadable ({errors.first_line(error)}); restore it from "
+        "the run that wrote the checkpoint") from None
 
 

@@ -5,8 +5,7 @@ its `model` section (the weights: towers, heads, vocabulary ids, sequence
 length) and its `pretraining` section (objective, generator fractions and
 sizing rule, sampler, masking rate). A run that resumes in that model_dir must
 configure the same, or it stops with the difference instead of a shape error
-deep inside a restore (or, worse, a silently different model). Model_dirs
-written before the model config (`architecture.json`) still resume.
+deep inside a restore (or, worse, a silently different model).
 """
 
 import dataclasses
@@ -45,9 +44,9 @@ class PretrainingArchitecture:
     special_token_ids: ids of `[PAD] [UNK] [CLS] [SEP] [MASK]`.
     lower_case: whether the vocabulary is uncased (text lower-cased and
       accents stripped before WordPiece), for the export's tokenizer.
-    generator_sizing: the rule `EncoderConfig.scaled` sizes the generator
-      by; a legacy architecture.json without it was written under the
-      legacy rule.
+    generator_sizing: the name of the rule `EncoderConfig.scaled` sizes the
+      generator by (`encoder_config.GENERATOR_SIZING`, the only one),
+      recorded so a model_dir trained by another rule does not resume.
   """
   encoder: encoder_config_lib.EncoderConfig
   generator_hidden_fraction: float
@@ -71,27 +70,21 @@ class PretrainingArchitecture:
     return (self.objective != "mlm" and not self.uniform_generator
             and not self.unigram_generator)
 
-  @property
-  def ties_embeddings(self):
-    """Whether the towers share one embedding block (all but Two-Stage,
-    whose discriminator starts as a copy of the generator)."""
-    return self.objective != "two_stage"
-
   def model_config(self) -> model_config_lib.ModelConfig:
     """The weights this run trains (the model section of its config)."""
     return model_config_lib.pretraining_model_config(
         self.encoder, self.objective, self.generator_hidden_fraction,
-        self.generator_layers_fraction, self.generator_sizing,
-        self.uniform_generator, self.unigram_generator,
-        self.special_token_ids, self.lower_case, self.max_seq_length)
+        self.generator_layers_fraction, self.uniform_generator,
+        self.unigram_generator, self.special_token_ids, self.lower_case,
+        self.max_seq_length)
 
   def generator_config(self) -> Optional[encoder_config_lib.EncoderConfig]:
     # Two-Stage's generator is the discriminator's size (Section 3.3: the
     # discriminator is initialised from the generator).
     return model_config_lib.pretraining_generator_config(
         self.encoder, self.objective, self.generator_hidden_fraction,
-        self.generator_layers_fraction, self.generator_sizing,
-        self.uniform_generator, self.unigram_generator)
+        self.generator_layers_fraction, self.uniform_generator,
+        self.unigram_generator)
 
   def pretraining_settings(self):
     """The pretraining section of the model config."""

@@ -4,7 +4,6 @@
 programs call it with explicit arguments.
 """
 
-import dataclasses
 import os
 import tempfile
 
@@ -243,10 +242,6 @@ def run_pretraining(
         "import, or a folder without its model_config.json); start from it "
         f"with --init_checkpoint={model_dir} and a new --model_dir")
   if recorded is not None and latest is not None:
-    # A run resumes with the generator sizing its checkpoint was built by
-    # (model_dirs from before the original's rule keep the legacy one).
-    architecture = dataclasses.replace(
-        architecture, generator_sizing=recorded.generator_sizing)
     architecture_lib.check_same_architecture(model_dir, recorded, architecture)
   if chief:
     architecture_lib.write_architecture(model_dir, architecture)
@@ -462,7 +457,7 @@ def _restore(checkpoint, prefix):
   except (AssertionError, ValueError, tf.errors.InvalidArgumentError) as error:
     raise checkpoints.CheckpointError(
         f"{prefix}: cannot resume from this checkpoint "
-        f"({checkpoints.first_line(error)}); it was written by another model "
+        f"({errors.first_line(error)}); it was written by another model "
         "or version: use a new --model_dir") from None
 
 

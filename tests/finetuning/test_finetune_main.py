@@ -263,8 +263,7 @@ def _finetune_command(tmp_path, glue_dir, init_checkpoint, *gin_params):
           f"--glue_dir={glue_dir}", f"--init_checkpoint={init_checkpoint}",
           f"--model_dir={tmp_path / 'glue'}", "--gin_file=gin/glue/small.gin",
           "--gin_bindings=glue_hyperparameters.max_seq_length=16",
-          # --gin_param: the flag's old name, an alias of --gin_bindings.
-          "--gin_param=glue_hyperparameters.num_train_epochs=1",
+          "--gin_bindings=glue_hyperparameters.num_train_epochs=1",
           *[f"--gin_bindings={param}" for param in gin_params]]
 
 

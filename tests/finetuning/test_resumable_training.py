@@ -8,6 +8,7 @@ import pytest
 import tensorflow as tf
 import tf_keras
 
+from official_electra import preemption
 from official_electra.finetuning import resumable_training
 from official_electra.modeling import checkpoints
 
@@ -42,7 +43,7 @@ def test_periodic_saves_keep_the_latest(tmp_path):
   model = _compiled_model()
   saved = resumable_training.TrainingCheckpoints(
       model, str(tmp_path), save_every_steps=2, max_to_keep=2)
-  with resumable_training.SigtermFlag() as sigterm:
+  with preemption.SigtermFlag() as sigterm:
     model.fit(_batches(7), verbose=0, callbacks=[
         resumable_training.CheckpointCallback(saved, sigterm, "run", 7)])
   assert saved.step == 7
@@ -55,10 +56,10 @@ def test_sigterm_saves_at_the_step_boundary_and_raises(tmp_path):
   saved = resumable_training.TrainingCheckpoints(
       model, str(tmp_path), save_every_steps=100, max_to_keep=2)
   previous_handler = signal.getsignal(signal.SIGTERM)
-  with pytest.raises(resumable_training.TrainingPreempted,
+  with pytest.raises(preemption.Preempted,
                      match=r"SIGTERM: SST-2 seed 0 stopped at step 3 of 10, "
                      r"checkpoint .*ckpt-3; rerun the same command") as raised:
-    with resumable_training.SigtermFlag() as sigterm:
+    with preemption.SigtermFlag() as sigterm:
       model.fit(_batches(10), verbose=0, callbacks=[
           _SigtermAtBatch(2),
           resumable_training.CheckpointCallback(saved, sigterm, "SST-2 seed 0",

@@ -1,6 +1,5 @@
 """model_config.json: one format beside every checkpoint, enough to rebuild
-the weights of any pretraining checkpoint as a weights-only `ElectraModel`;
-legacy files still read."""
+the weights of any pretraining checkpoint as a weights-only `ElectraModel`."""
 
 import dataclasses
 import json
@@ -9,7 +8,6 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from official_electra.modeling import encoder_config
 from official_electra.modeling import model_config
 from official_electra.modeling.models import electra_model
 from official_electra.modeling.models import electra_pretrainer
@@ -22,8 +20,8 @@ def _pretraining_config(objective, uniform_generator=False):
   # tiny.pretrainer's shapes: a generator of half the width (Two-Stage's of
   # the discriminator's size, untied).
   return model_config.pretraining_model_config(
-      tiny.TINY, objective, 0.5, 1.0, encoder_config.GENERATOR_SIZING,
-      uniform_generator, False, _IDS, True, 24)
+      tiny.TINY, objective, 0.5, 1.0, uniform_generator, False, _IDS, True,
+      24)
 
 
 @pytest.mark.parametrize("objective", electra_pretrainer.OBJECTIVES)
@@ -81,31 +79,12 @@ def test_round_trip_and_file_format(tmp_path):
   assert not list(tmp_path.glob("*.tmp"))
 
 
-def test_legacy_files_still_read(tmp_path):
-  legacy = {"encoder": dataclasses.asdict(tiny.TINY), "objective": "mlm",
-            "generator_hidden_fraction": 0.25, "generator_layers_fraction": 1.0,
-            "uniform_generator": False, "max_seq_length": 24,
-            "mask_prob": 0.15, "special_token_ids": _IDS, "lower_case": False}
-  (tmp_path / "run").mkdir()
-  (tmp_path / "run" / "architecture.json").write_text(json.dumps(legacy))
-  recorded = model_config.read_model_config(str(tmp_path / "run"))
-  assert recorded.model == model_config.ModelConfig(
-      discriminator=tiny.TINY, heads=("mlm",), special_token_ids=_IDS,
-      lower_case=False, max_seq_length=24)
-  assert recorded.pretraining["objective"] == "mlm"
-  (tmp_path / "import").mkdir()
-  (tmp_path / "import" / "encoder_config.json").write_text(
-      tiny.TINY.to_json())
-  recorded = model_config.read_model_config(str(tmp_path / "import"))
-  assert recorded.model.discriminator == tiny.TINY
-  assert recorded.model.heads == ("discriminator",)
-  assert recorded.pretraining is None
-  # The new file wins over a legacy one in the same folder.
-  model_config.write_model_config(str(tmp_path / "run"),
-                                  _pretraining_config("electra"))
-  assert model_config.read_model_config(
-      str(tmp_path / "run")).model.heads == ("discriminator", "generator")
+def test_a_folder_without_the_file_records_nothing(tmp_path):
   assert model_config.read_model_config(str(tmp_path)) is None
+  with pytest.raises(model_config.ModelConfigError,
+                     match="no model_config.json; export needs") as error:
+    model_config.require_model_config(str(tmp_path), "export")
+  assert "\n" not in str(error.value)
 
 
 @pytest.mark.parametrize("content, message", [

@@ -1,6 +1,5 @@
-"""model_config.json records the generator's sizing rule, so model_dirs
-written before the original's rule (FFN = 4 x hidden, heads = hidden // 64)
-became the default keep building the generator their checkpoints hold."""
+"""model_config.json records the generator's sizing rule, the original's
+(FFN = 4 x hidden, heads = hidden // 64), and the generator it builds."""
 
 import dataclasses
 import json
@@ -34,26 +33,3 @@ def test_a_new_architecture_records_the_originals_rule(tmp_path):
           generator.num_attention_heads) == (32, 128, 1)
   # The model section holds the generator so built.
   assert recorded["model"]["generator"] == dataclasses.asdict(generator)
-
-
-def test_an_architecture_json_without_the_rule_keeps_the_legacy_generator(
-    tmp_path):
-  old = _architecture().to_dict()
-  del old["generator_sizing"]
-  # A model_dir from before the model config: its legacy architecture.json.
-  (tmp_path / "architecture.json").write_text(json.dumps(old))
-  recorded = architecture_lib.read_architecture(str(tmp_path))
-  assert recorded.generator_sizing == encoder_config.LEGACY_GENERATOR_SIZING
-  generator = recorded.generator_config()
-  # Every width times 1/2: FFN 128 / 2 = 64, heads 2 / 2 = 1.
-  assert (generator.hidden_size, generator.intermediate_size,
-          generator.num_attention_heads) == (32, 64, 1)
-
-
-def test_the_two_rules_agree_at_the_papers_sizes():
-  small = encoder_config.EncoderConfig()
-  for rule in (encoder_config.GENERATOR_SIZING,
-               encoder_config.LEGACY_GENERATOR_SIZING):
-    generator = small.scaled(0.25, sizing=rule)
-    assert (generator.hidden_size, generator.intermediate_size,
-            generator.num_attention_heads) == (64, 256, 1)

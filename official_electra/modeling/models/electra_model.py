@@ -168,13 +168,3 @@ class ElectraModel(tf.Module):
     else:
       root = tf.train.Checkpoint(model=tf.train.Checkpoint(**parts))
     root.read(prefix).assert_existing_objects_matched().expect_partial()
-
-  def discriminate(self, inputs, training=False):
-    """The discriminator's `sequence_output` and, with a discriminator head,
-    its replaced-token logits (`[batch, seq_len]`)."""
-    sequence_output = self.discriminator_network(
-        inputs, training=training)["sequence_output"]
-    outputs = {"sequence_output": sequence_output}
-    if "discriminator" in self.heads:
-      outputs["replaced_logits"] = self.discriminator_head(sequence_output)
-    return outputs
