@@ -44,6 +44,7 @@ import tf_keras
 
 from official_electra import files
 from official_electra import preemption
+from official_electra.data import glue
 from official_electra.experiments import linear_probe
 from official_electra.experiments import paired_comparison
 from official_electra.experiments import study_plan
@@ -60,6 +61,7 @@ from tfrecords_tools import build_pretraining_dataset
 from tfrecords_tools import build_vocab
 
 KEPT_DIR = "kept"
+SELECTION_PROBE_DIR = "selection_probe"
 TASK_TEXT_FILE = "task_text.txt"
 PRETRAINING_METRICS_FILE = "pretraining_metrics.json"
 RANDOM_INIT = study_report.RANDOM_INIT
@@ -92,6 +94,9 @@ class StudySettings:
     lower_case: lower-case and strip accents.
     num_shards: record files of the built dataset.
     linear_probe: also probe each encoder frozen (`linear_probe`).
+    selection_probe: also probe each encoder on two halves of a sample of
+      each task's training set (`linear_probe.probe_training_split`; no dev
+      set), a measure for choosing pretraining settings.
     task_text_copies: task-adaptive pretraining: when above 0, the training
       sentences of the scored tasks (labels dropped; never dev or test) are
       written this many times to `task_text.txt` and added to the corpus of
@@ -113,6 +118,7 @@ class StudySettings:
   num_shards: int = 8
   linear_probe: bool = True
   task_text_copies: int = 0
+  selection_probe: bool = False
 
 
 def prepare_data(corpus, output_dir, settings, vocab_file=None, log=print):
@@ -373,7 +379,9 @@ def run_study(output_dir: str, corpus: str, glue_dir: str,
   tokenizer = wordpiece_tokenizer.WordpieceTokenizer(
       vocab_file, lower_case=settings.lower_case)
   runs = []
-  for variant, kept_dir, step, train_flops, plan in encoders:
+  # No seeds: a sweep that only pretrains and probes.
+  for variant, kept_dir, step, train_flops, plan in (
+      encoders if settings.num_seeds else []):
     encoder_id = (RANDOM_INIT if kept_dir is None
                   else f"{variant}_step_{step}")
     encoder_config = (encoder if kept_dir is None else
@@ -398,11 +406,20 @@ def run_study(output_dir: str, corpus: str, glue_dir: str,
       results = _results(runs, plans, encoder, settings, task_names,
                          time.monotonic() - started)
       study_report.write_report(output_dir, results)
+  probes = {}
   if settings.linear_probe:
-    probes = _probe(encoders, encoder, task_names, glue_dir, tokenizer,
-                    settings.finetuning, os.path.join(output_dir, "probe"), log)
+    probes["probes"] = _probe(
+        encoders, encoder, task_names,
+        _dev_probe(glue_dir, tokenizer, settings.finetuning),
+        os.path.join(output_dir, "probe"), log)
+  if settings.selection_probe:
+    probes["selection_probes"] = _probe(
+        encoders, encoder, task_names,
+        _selection_probe(glue_dir, tokenizer, settings.finetuning),
+        os.path.join(output_dir, SELECTION_PROBE_DIR), log)
+  if probes:
     results = _results(runs, plans, encoder, settings, task_names,
-                       time.monotonic() - started, probes)
+                       time.monotonic() - started, **probes)
     study_report.write_report(output_dir, results)
   log(f"[study] done in {_minutes(time.monotonic() - started)}: "
       f"{os.path.join(output_dir, study_report.RESULTS_FILE)}, "
@@ -424,27 +441,49 @@ def _with_task_text(corpus, output_dir, glue_dir, task_names, copies, log):
   return f"{corpus},{path}"
 
 
-def _probe(encoders, random_encoder, task_names, glue_dir, tokenizer,
-           hyperparameters, probe_dir, log):
-  """Linear probes of every encoder on every task (cached per task)."""
-  rows = []
+def _dev_probe(glue_dir, tokenizer, hyperparameters):
+  """`measure(network, task_name)`: the dev-set probe (`probe_task`)."""
   encoded = {}
+
+  def measure(network, task_name):
+    if task_name not in encoded:
+      encoded[task_name] = trainer.encode_task(
+          tasks_lib.get_task(task_name), glue_dir, tokenizer, hyperparameters,
+          with_test=False)
+    return linear_probe.probe_task(network, encoded[task_name])
+  return measure
+
+
+def _selection_probe(glue_dir, tokenizer, hyperparameters):
+  """`measure(network, task_name)`: the probe on two halves of a training
+  sample (`probe_training_split`), which never reads a dev set."""
+  examples = {}
+
+  def measure(network, task_name):
+    if task_name not in examples:
+      examples[task_name] = glue.read_split(glue_dir, task_name, "train")
+    return linear_probe.probe_training_split(
+        network, tasks_lib.get_task(task_name), examples[task_name],
+        tokenizer, hyperparameters.max_seq_length)
+  return measure
+
+
+def _probe(encoders, random_encoder, task_names, measure, probe_dir, log):
+  """`measure(network, task_name)` of every encoder on every task, each
+  cached in `probe_dir/<encoder>/<TASK>.json`; one row per feature."""
+  rows = []
   for variant, kept_dir, step, train_flops, _ in encoders:
     encoder_id = (RANDOM_INIT if kept_dir is None
                   else f"{variant}_step_{step}")
     network = None
     for task_name in task_names:
       path = os.path.join(probe_dir, encoder_id, f"{task_name}.json")
-      if tf.io.gfile.exists(path):
+      if files.exists(path):
         task_metrics = files.read_json(path)
       else:
-        if task_name not in encoded:
-          encoded[task_name] = trainer.encode_task(
-              tasks_lib.get_task(task_name), glue_dir, tokenizer,
-              hyperparameters, with_test=False)
         if network is None:
           network = _frozen_encoder(random_encoder, kept_dir)
-        task_metrics = linear_probe.probe_task(network, encoded[task_name])
+        task_metrics = measure(network, task_name)
         files.write_json(path, task_metrics)
       score_key = tasks_lib.get_task(task_name).score_key
       for feature, values in task_metrics.items():
@@ -452,9 +491,10 @@ def _probe(encoders, random_encoder, task_names, glue_dir, tokenizer,
                      "train_flops": train_flops, "task": task_name,
                      "feature": feature, "metric": score_key,
                      "score": values[score_key]})
-      log(f"[study] probed {encoder_id} on {task_name}: " + ", ".join(
-          f"{feature} {values[score_key]:.4f}"
-          for feature, values in task_metrics.items()))
+      log(f"[study] probed {encoder_id} on {task_name} "
+          f"({os.path.basename(probe_dir)}): " + ", ".join(
+              f"{feature} {values[score_key]:.4f}"
+              for feature, values in task_metrics.items()))
   return rows
 
 
@@ -495,7 +535,7 @@ def _task_runs(summary, variant, plan, step, train_flops, pretraining_metrics,
 
 
 def _results(runs, plans, encoder, settings, task_names, wall_seconds,
-             probes=None):
+             probes=None, selection_probes=None):
   return {
       "tasks": list(task_names),
       "variants": [{"name": plan.name, "settings": plan.settings,
@@ -512,4 +552,5 @@ def _results(runs, plans, encoder, settings, task_names, wall_seconds,
       "summary": study_report.summarize(runs, task_names),
       "paired": paired_comparison.paired_comparisons(runs, task_names),
       "probes": probes or [],
+      "selection_probes": selection_probes or [],
   }

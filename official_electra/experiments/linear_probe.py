@@ -20,6 +20,8 @@ from typing import Dict
 import numpy as np
 import tensorflow as tf
 
+from official_electra.finetuning import inputs
+
 FEATURES = ("first_token", "mean")
 _BATCH_SIZE = 256
 _NEWTON_STEPS = 25
@@ -120,4 +122,46 @@ def probe_task(encoder, encoded) -> Dict[str, Dict[str, float]]:
     probe = LinearProbe(num_classes).fit(train[feature], encoded.train_labels)
     results[feature] = task.compute_metrics(split, dev_labels,
                                             probe.predict(dev[feature]))
+  return results
+
+
+SELECTION_EXAMPLES = 4000
+_SELECTION_SEED = 1
+
+
+def probe_training_split(encoder, task, train_examples, tokenizer,
+                         max_seq_length, num_examples=SELECTION_EXAMPLES,
+                         seed=_SELECTION_SEED) -> Dict[str, Dict[str, float]]:
+  """A probe that never reads a dev set: fitted on one half of a sample of
+  the training examples, scored on the other half.
+
+  It scores pretraining candidates on the same inputs without the dev set
+  (choosing a pretraining learning rate, say), so the dev set stays for the
+  comparison itself. Pairs are not swapped (a swapped copy of a held-out
+  pair would otherwise sit in the fitted half).
+
+  Args:
+    encoder: a built `ElectraEncoder`.
+    task: the `tasks.GlueTask`.
+    train_examples: the task's training `glue.GlueExample`s.
+    tokenizer: the encoder's `WordpieceTokenizer`.
+    max_seq_length: tokens per example.
+    num_examples: the sample's size (all examples when there are fewer).
+    seed: the sample's shuffle.
+
+  Returns:
+    `{feature: metrics of the held-out half}`, keyed as dev metrics are.
+  """
+  order = np.random.default_rng(seed).permutation(len(train_examples))
+  sample = [train_examples[i] for i in order[:num_examples]]
+  fitted, held_out = sample[:len(sample) // 2], sample[len(sample) // 2:]
+  features = [encoder_features(encoder, inputs.encode_examples(
+      part, tokenizer, max_seq_length)) for part in (fitted, held_out)]
+  labels = [task.encode_labels(part) for part in (fitted, held_out)]
+  num_classes = None if task.is_regression else task.num_outputs
+  results = {}
+  for feature in FEATURES:
+    probe = LinearProbe(num_classes).fit(features[0][feature], labels[0])
+    results[feature] = task.compute_metrics(
+        task.dev_splits[0], labels[1], probe.predict(features[1][feature]))
   return results

@@ -87,15 +87,27 @@ def format_table(results):
     lines += ["", paired_comparison.format_table(results["paired"], tasks)]
   if results.get("probes"):
     lines += ["", format_probe_table(results)]
+  if results.get("selection_probes"):
+    lines += ["", format_probe_table(results, "selection_probes")]
   return "\n".join(lines) + "\n"
 
 
-def format_probe_table(results):
-  """The linear probes (frozen encoders) as a markdown table (x 100)."""
+_PROBE_TITLES = {
+    "probes": "Linear probes of the frozen encoders (dev score x 100 of a "
+              "linear model on the [CLS] state / on the mean of the token "
+              "states; no fine-tuning):",
+    "selection_probes": "Selection probes (the same linear models fitted on "
+                        "one half of a sample of each training set and "
+                        "scored x 100 on the other half; no dev data):",
+}
+
+
+def format_probe_table(results, key="probes"):
+  """Linear probes (frozen encoders) as a markdown table (x 100)."""
   tasks = results["tasks"]
   scores = {}
   order = []
-  for probe in results["probes"]:
+  for probe in results[key]:
     key = (probe["variant"], probe["step"], probe["train_flops"])
     if key not in scores:
       order.append(key)
@@ -103,9 +115,7 @@ def format_probe_table(results):
         probe["score"])
   order.sort(key=lambda key: (key[0] != RANDOM_INIT, key[0], key[2]))
   header = ["variant", "step", "train FLOPs"] + tasks
-  lines = ["Linear probes of the frozen encoders (dev score x 100 of a linear "
-           "model on the [CLS] state / on the mean of the token states; no "
-           "fine-tuning):", "",
+  lines = [_PROBE_TITLES[key], "",
            "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
   for key in order:
     cells = [key[0], str(key[1]), f"{key[2]:.3g}"]

@@ -318,6 +318,7 @@ def test_task_adaptive_text_and_bfloat16_pretraining(study_inputs, tmp_path):
        "--gin_bindings=efficiency_study.task_text_copies=2",
        "--gin_bindings=efficiency_study.checkpoint_fractions=(1.0,)",
        "--gin_bindings=efficiency_study.linear_probe=False",
+       "--gin_bindings=efficiency_study.selection_probe=True",
        "--gin_bindings=efficiency_study.pretraining = {"
        "'train_batch_size': 8, 'max_seq_length': 32, "
        "'generator_hidden_fraction': 0.5, 'learning_rate': 1e-3, "
@@ -340,3 +341,11 @@ def test_task_adaptive_text_and_bfloat16_pretraining(study_inputs, tmp_path):
       ("random_init", "SST-2"), ("electra", "SST-2")}
   assert [(row["a"], row["b"]) for row in results["paired"]] == [
       ("electra", "random_init")]
+  # The selection probe (training data only) of both encoders, no dev probe.
+  assert results["probes"] == []
+  assert sorted((probe["variant"], probe["feature"])
+                for probe in results["selection_probes"]) == [
+      ("electra", "first_token"), ("electra", "mean"),
+      ("random_init", "first_token"), ("random_init", "mean")]
+  assert len(list((output_dir / "selection_probe").glob("*/SST-2.json"))) == 2
+  assert "Selection probes" in (output_dir / "results.md").read_text()

@@ -86,3 +86,51 @@ def test_probe_task_scores_both_features_on_the_dev_set():
       training=False)["sequence_output"].numpy()[:, 0]
   np.testing.assert_allclose(features["first_token"], expected_first,
                              rtol=1e-5, atol=1e-6)
+
+
+def test_selection_probe_fits_one_half_of_the_training_sample_scores_the_other(
+    tmp_path, monkeypatch):
+  from official_electra.data import glue  # pylint: disable=g-import-not-at-top
+  from official_electra.tokenization import wordpiece_tokenizer  # pylint: disable=g-import-not-at-top
+  words = ["good", "bad", "film", "the", "is", "very", "plot", "dull"]
+  vocab = tmp_path / "vocab.txt"
+  vocab.write_text("\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+                             + words) + "\n")
+  tokenizer = wordpiece_tokenizer.WordpieceTokenizer(str(vocab),
+                                                     lower_case=True)
+  rng = np.random.default_rng(3)
+  examples = []
+  for index in range(120):
+    label = int(rng.integers(2))
+    sentence = (f"{'good' if label else 'bad'} " +
+                " ".join(rng.choice(words[2:], size=3)))
+    examples.append(glue.GlueExample(f"train-{index}", sentence, None,
+                                     str(label)))
+  fitted_rows, scored_rows = [], []
+  original_fit = linear_probe.LinearProbe.fit
+  original_predict = linear_probe.LinearProbe.predict
+
+  def fit(self, x, y):
+    fitted_rows.append(len(x))
+    return original_fit(self, x, y)
+
+  def predict(self, x):
+    scored_rows.append(len(x))
+    return original_predict(self, x)
+
+  monkeypatch.setattr(linear_probe.LinearProbe, "fit", fit)
+  monkeypatch.setattr(linear_probe.LinearProbe, "predict", predict)
+  tf_keras.utils.set_random_seed(0)
+  network = encoder_config.build_encoder(encoder_config.EncoderConfig(
+      vocab_size=5 + len(words), embedding_size=16, hidden_size=16,
+      num_layers=1, num_attention_heads=1, intermediate_size=32,
+      max_position_embeddings=16))
+  results = linear_probe.probe_training_split(
+      network, tasks.get_task("SST-2"), examples, tokenizer, 16,
+      num_examples=100)
+  # A sample of 100 of the 120: 50 fitted, the other 50 scored, per feature.
+  assert fitted_rows == [50, 50] and scored_rows == [50, 50]
+  assert set(results) == set(linear_probe.FEATURES)
+  # The label is the first word after [CLS]: learnable from its state.
+  assert results["first_token"]["accuracy"] > 0.5
+  assert max(metrics["accuracy"] for metrics in results.values()) > 0.9
