@@ -102,12 +102,12 @@ _PROBE_TITLES = {
 }
 
 
-def format_probe_table(results, key="probes"):
-  """Linear probes (frozen encoders) as a markdown table (x 100)."""
+def format_probe_table(results, table="probes"):
+  """Linear probes (`results[table]`) as a markdown table (x 100)."""
   tasks = results["tasks"]
   scores = {}
   order = []
-  for probe in results[key]:
+  for probe in results[table]:
     key = (probe["variant"], probe["step"], probe["train_flops"])
     if key not in scores:
       order.append(key)
@@ -115,7 +115,7 @@ def format_probe_table(results, key="probes"):
         probe["score"])
   order.sort(key=lambda key: (key[0] != RANDOM_INIT, key[0], key[2]))
   header = ["variant", "step", "train FLOPs"] + tasks
-  lines = [_PROBE_TITLES[key], "",
+  lines = [_PROBE_TITLES[table], "",
            "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
   for key in order:
     cells = [key[0], str(key[1]), f"{key[2]:.3g}"]

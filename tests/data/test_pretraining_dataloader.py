@@ -144,7 +144,9 @@ def test_a_glob_over_the_folder_skips_the_builds_side_files(tmp_path,
   # the build's dataset_info.json and token_counts.txt.
   directory = _write_shards(tmp_path / "data")
   dataset_info_lib.write_token_counts(str(directory), [1] * _VOCAB)
-  with caplog.at_level(logging.INFO):
+  # absl's logger has its own level (a program run in-process may have
+  # lowered its verbosity), so it is the one set here.
+  with caplog.at_level(logging.INFO, logger="absl"):
     dataset = pretraining_dataloader.pretraining_dataset(
         str(directory / "*"), 4, _SEQ, vocab_size=_VOCAB, seed=1)
     assert next(iter(dataset))["input_word_ids"].shape == (4, _SEQ)

@@ -47,3 +47,23 @@ def test_the_table_shows_scores_times_100_with_their_spread():
   table = study_report.format_table(results)
   assert "| variant | step | train FLOPs | SST-2 (accuracy) | mean |" in table
   assert "| electra | 100 | 1e+11 | 80.0 [70.0, 90.0] | 80.0 | 0.750 |" in table
+
+
+def test_the_dev_and_the_selection_probes_get_their_own_tables():
+  runs = [_run("electra", 100, "SST-2", 0, 0.8, 0.75)]
+
+  def probes(score):
+    return [{"variant": variant, "step": step, "train_flops": step * 1e9,
+             "task": "SST-2", "feature": feature, "metric": "accuracy",
+             "score": score + offset}
+            for variant, step in (("random_init", 0), ("electra", 100))
+            for feature, offset in (("first_token", 0.0), ("mean", 0.01))]
+  results = {"tasks": ["SST-2"], "runs": runs, "num_seeds": 1,
+             "summary": study_report.summarize(runs, ["SST-2"]),
+             "probes": probes(0.6), "selection_probes": probes(0.7)}
+  table = study_report.format_table(results)
+  dev, selection = table.split("Selection probes")
+  assert "Linear probes of the frozen encoders" in dev
+  assert "| electra | 100 | 1e+11 | 60.0 / 61.0 |" in dev
+  assert "| electra | 100 | 1e+11 | 70.0 / 71.0 |" in selection
+  assert "| random_init | 0 | 0 | 70.0 / 71.0 |" in selection
