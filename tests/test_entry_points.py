@@ -46,6 +46,23 @@ _MISTAKES = [
       "--vocab_file={tmp}/no_such_vocab.txt"], "no_such_vocab.txt"),
     ("official_electra.benchmark.vocab_learner",
      ["--corpus={tmp}/no_such.txt"], "no_such.txt"),
+    ("official_electra.benchmark.pretrain", ["--implementations=ours,mine"],
+     "--implementations: unknown implementation 'mine'; pass ours"),
+    ("official_electra.benchmark.pretrain",
+     ["--implementations=ours", "--reference=huggingface"],
+     "--reference=huggingface is not one of --implementations (ours)"),
+    ("official_electra.benchmark.finetune", ["--implementations=ours,mine"],
+     "--implementations: unknown implementation 'mine'; pass ours"),
+    ("official_electra.benchmark.preprocess",
+     ["--work_dir={tmp}/a_file/work", "--vocab_file={tmp}/a_file"],
+     "cannot create --work_dir={tmp}/a_file/work (Not a directory)"),
+    # The vocabulary benchmark with our learner made to disagree with
+    # tensorflow-text's: the check it exists for.
+    (["-c", "from absl import app\n"
+      "from official_electra.benchmark import vocab_learner\n"
+      "vocab_learner.wordpiece_learner.learn = lambda *args, **kwargs: []\n"
+      "app.run(vocab_learner.main)\n"],
+     ["--corpus={tmp}/corpus.txt"], "the vocabularies differ, first at id 0"),
     ("tfrecords_tools.build_vocab",
      ["--input={tmp}/no_such.txt", "--output={tmp}/vocab.txt"], "no_such.txt"),
     ("tfrecords_tools.build_pretraining_dataset",
@@ -55,8 +72,11 @@ _MISTAKES = [
 
 
 def _run(program, arguments, tmp_path, *extra):
+  """Runs `python -m program` (or `python *program` for a list)."""
   (tmp_path / "a_file").write_text("not a folder\n")
-  command = [sys.executable, "-m", program] + [
+  (tmp_path / "corpus.txt").write_text("the cat sat on the mat\n" * 20)
+  command = [sys.executable] + (
+      program if isinstance(program, list) else ["-m", program]) + [
       argument.format(tmp=tmp_path) for argument in arguments] + list(extra)
   return subprocess.run(command, capture_output=True, text=True, check=False,
                         timeout=300, cwd=tiny_pretraining.REPO_ROOT,
@@ -64,10 +84,13 @@ def _run(program, arguments, tmp_path, *extra):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("program,arguments,named", _MISTAKES,
-                         ids=[f"{m[0]}:{m[2]}" for m in _MISTAKES])
+@pytest.mark.parametrize(
+    "program,arguments,named", _MISTAKES,
+    ids=[f"{m[0] if isinstance(m[0], str) else 'python -c'}:{m[2]}"
+         for m in _MISTAKES])
 def test_a_mistake_is_one_error_line_and_verbose_shows_the_traceback(
     tmp_path, program, arguments, named):
+  named = named.format(tmp=tmp_path)
   result = _run(program, arguments, tmp_path)
   assert result.returncode == command_line.USER_ERROR_EXIT_STATUS, (
       result.stderr[-3000:])
