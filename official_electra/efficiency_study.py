@@ -9,7 +9,10 @@ Builds the vocabulary and records from `--corpus` (or reuses them), pretrains
 the same discriminator once per variant to the same training FLOPs, keeping a
 checkpoint at each fraction of the budget, fine-tunes each kept checkpoint and
 a random initialisation on every task with several seeds, and writes
-`results.json`, `results.md` and `results.png` in `--output_dir`. Rerunning
+`results.json`, `results.md` and `results.png` in `--output_dir`. With
+`--pretrained_from=<another study's output_dir>` it pretrains nothing and
+fine-tunes that study's kept checkpoints instead (fine-tuning protocols
+compared on the same encoders). Rerunning
 the command continues where it stopped. On SIGTERM the running piece saves a
 checkpoint and the program exits with status 75 (rerun to continue).
 
@@ -53,6 +56,11 @@ flags.DEFINE_list("tasks", ["CoLA", "SST-2", "MRPC"], "GLUE tasks to score.")
 flags.DEFINE_list("variants", ["electra", "mlm"], "Pretraining variants to "
                   "compare (see efficiency_study.variants).")
 flags.DEFINE_string("output_dir", None, "Study folder (resumes).")
+flags.DEFINE_string("pretrained_from", None, "Another study's --output_dir: "
+                    "pretrain nothing, fine-tune and probe its kept "
+                    "checkpoints (same variants, pretraining settings and "
+                    "budget) with this gin file's fine-tuning; --corpus is "
+                    "then not needed.")
 flags.DEFINE_enum("strategy", "auto", strategies.STRATEGIES,
                   "Distribution strategy of pretraining.")
 flags.DEFINE_bool("verbose", False, "Show tracebacks of errors.")
@@ -101,8 +109,13 @@ def main(argv):
   del argv
   try:
     _parse_gin(flags.FLAGS.gin_file, flags.FLAGS.gin_bindings)
-    missing = [name for name in ("corpus", "glue_dir", "output_dir")
-               if not getattr(flags.FLAGS, name)]
+    needed = ("glue_dir", "output_dir") + (
+        () if flags.FLAGS.pretrained_from else ("corpus",))
+    missing = [name for name in needed if not getattr(flags.FLAGS, name)]
+    if flags.FLAGS.pretrained_from and (flags.FLAGS.corpus or
+                                        flags.FLAGS.vocab_file):
+      raise GinConfigError("--pretrained_from uses that study's records and "
+                           "vocabulary: drop --corpus and --vocab_file")
     if missing:
       raise GinConfigError(f"no {', '.join(missing)}: pass --"
                            f"{' --'.join(missing)}")
@@ -114,7 +127,8 @@ def main(argv):
         flags.FLAGS.tasks, flags.FLAGS.variants, study_settings(),
         strategies.create_strategy(flags.FLAGS.strategy),
         vocab_file=flags.FLAGS.vocab_file,
-        log=lambda line: print(line, flush=True))
+        log=lambda line: print(line, flush=True),
+        pretrained_from=flags.FLAGS.pretrained_from)
   except errors.UserError as error:
     command_line.exit_with_error(error, flags.FLAGS.verbose)
   except preemption.Preempted as preempted:  # pretraining's or a seed's

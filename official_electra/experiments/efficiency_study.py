@@ -26,6 +26,11 @@ Layout of `output_dir`:
     probe/<encoder>/<TASK>.json      linear-probe dev metrics
     results.json, results.md, results.png
 
+With `pretrained_from` (another study's `output_dir`), the study pretrains
+nothing: it fine-tunes and probes that study's kept checkpoints (and its
+vocabulary), so two fine-tuning protocols compare on the same encoders; the
+other folder is only read.
+
 Rerunning continues where a run stopped: finished pretraining segments and
 fine-tuning seeds are not redone; an interrupted one resumes from its latest
 checkpoint. Results are rewritten after every task, so a stopped study leaves
@@ -143,6 +148,34 @@ def prepare_data(corpus, output_dir, settings, vocab_file=None, log=print):
       lower_case=settings.lower_case, num_shards=settings.num_shards,
       num_workers=min(2, os.cpu_count() or 1))
   return vocab_file, data_dir
+
+
+def _pretrained_vocab(source_dir):
+  """The vocabulary of the study in `source_dir` (`pretrained_from`)."""
+  vocab_file = os.path.join(source_dir, "vocab.txt")
+  if not files.exists(vocab_file):
+    raise study_plan.StudyConfigError(
+        f"{source_dir}: no vocab.txt, so not a study's output_dir; pass "
+        "--pretrained_from=<the output_dir of a study that pretrained>")
+  return vocab_file
+
+
+def _check_pretrained(source_dir, plans):
+  """Every kept checkpoint `plans` need exists in `source_dir`.
+
+  Raises:
+    StudyConfigError: naming the first missing one.
+  """
+  for plan in plans:
+    for step in plan.checkpoint_steps:
+      kept_dir = _kept_dir(os.path.join(source_dir, "pretrain", plan.name),
+                           step)
+      if not _is_kept(kept_dir):
+        raise study_plan.StudyConfigError(
+            f"{kept_dir}: not kept, so --pretrained_from={source_dir} cannot "
+            f"give {plan.name} at step {step}: finish that study first, or "
+            "use its variants, pretraining settings, budget and checkpoint "
+            "fractions")
 
 
 def _vocab_size(vocab_file):
@@ -324,8 +357,14 @@ def run_study(output_dir: str, corpus: str, glue_dir: str,
               task_names: Sequence[str], variant_names: Sequence[str],
               settings: StudySettings, strategy,
               vocab_file: Optional[str] = None,
-              log: Callable[[str], None] = print) -> dict:
+              log: Callable[[str], None] = print,
+              pretrained_from: Optional[str] = None) -> dict:
   """Runs (or continues) the study; returns what `results.json` holds.
+
+  With `pretrained_from` (another study's `output_dir`, whose pretraining of
+  the same variants, settings and budget has finished), `corpus` and
+  `vocab_file` are unused: that study's vocabulary and kept checkpoints are
+  fine-tuned and probed here.
 
   Raises:
     StudyConfigError, StudyPreempted, and the user errors of the data tools,
@@ -341,15 +380,24 @@ def run_study(output_dir: str, corpus: str, glue_dir: str,
         settings.budget_flops, settings.checkpoint_fractions,
         settings.warmup_proportion)
 
+  if pretrained_from:
+    vocab_file = _pretrained_vocab(pretrained_from)
   # Settings that cannot work fail now, not after the data is built.
   make_plans(_vocab_size(vocab_file) if vocab_file else settings.vocab_size)
+  if pretrained_from:
+    data_dir = None
+    _check_pretrained(pretrained_from, make_plans(_vocab_size(vocab_file))[1])
+    log(f"[study] no pretraining here: the kept checkpoints of "
+        f"{pretrained_from}")
   tf.io.gfile.makedirs(output_dir)
-  if settings.task_text_copies:
+  if settings.task_text_copies and not pretrained_from:
     corpus = _with_task_text(corpus, output_dir, glue_dir, task_names,
                              settings.task_text_copies, log)
-  vocab_file, data_dir = prepare_data(corpus, output_dir, settings, vocab_file,
-                                      log)
+  if not pretrained_from:
+    vocab_file, data_dir = prepare_data(corpus, output_dir, settings,
+                                        vocab_file, log)
   encoder, plans = make_plans(_vocab_size(vocab_file))
+  pretrain_root = os.path.join(pretrained_from or output_dir, "pretrain")
   for plan in plans:
     log(f"[study] {plan.name}: {plan.num_train_steps} steps of "
         f"{plan.train_flops_per_step:.3g} FLOPs in "
@@ -359,15 +407,14 @@ def run_study(output_dir: str, corpus: str, glue_dir: str,
   encoder_ids = [RANDOM_INIT] + [f"{plan.name}_step_{step}" for plan in plans
                                  for step in plan.checkpoint_steps]
   pretraining_left = sum(
-      _pretraining_flops_left(plan, os.path.join(output_dir, "pretrain",
-                                                 plan.name))
+      _pretraining_flops_left(plan, os.path.join(pretrain_root, plan.name))
       for plan in plans)
   progress = _Progress(pretraining_left, _finetuning_runs_left(
       finetune_dir, encoder_ids, task_names, settings.num_seeds), log)
 
   encoders = [(RANDOM_INIT, None, 0, 0.0, None)]
   for plan in plans:
-    model_dir = os.path.join(output_dir, "pretrain", plan.name)
+    model_dir = os.path.join(pretrain_root, plan.name)
     for step, kept_dir in _pretrain(plan, model_dir, data_dir, vocab_file,
                                     encoder, strategy, progress):
       encoders.append((plan.name, kept_dir, step, plan.train_flops_at(step),
@@ -404,7 +451,7 @@ def run_study(output_dir: str, corpus: str, glue_dir: str,
                          f"{summary['score_key']} median "
                          f"{summary['median'][summary['score_key']]:.4f}")
       results = _results(runs, plans, encoder, settings, task_names,
-                         time.monotonic() - started)
+                         time.monotonic() - started, pretrained_from)
       study_report.write_report(output_dir, results)
   probes = {}
   if settings.linear_probe:
@@ -419,7 +466,7 @@ def run_study(output_dir: str, corpus: str, glue_dir: str,
         os.path.join(output_dir, SELECTION_PROBE_DIR), log)
   if probes:
     results = _results(runs, plans, encoder, settings, task_names,
-                       time.monotonic() - started, **probes)
+                       time.monotonic() - started, pretrained_from, **probes)
     study_report.write_report(output_dir, results)
   log(f"[study] done in {_minutes(time.monotonic() - started)}: "
       f"{os.path.join(output_dir, study_report.RESULTS_FILE)}, "
@@ -535,9 +582,10 @@ def _task_runs(summary, variant, plan, step, train_flops, pretraining_metrics,
 
 
 def _results(runs, plans, encoder, settings, task_names, wall_seconds,
-             probes=None, selection_probes=None):
+             pretrained_from=None, probes=None, selection_probes=None):
   return {
       "tasks": list(task_names),
+      "pretrained_from": pretrained_from,
       "variants": [{"name": plan.name, "settings": plan.settings,
                     "train_flops_per_step": plan.train_flops_per_step,
                     "num_train_steps": plan.num_train_steps,

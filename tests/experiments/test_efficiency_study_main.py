@@ -349,3 +349,67 @@ def test_task_adaptive_text_and_bfloat16_pretraining(study_inputs, tmp_path):
       ("random_init", "first_token"), ("random_init", "mean")]
   assert len(list((output_dir / "selection_probe").glob("*/SST-2.json"))) == 2
   assert "Selection probes" in (output_dir / "results.md").read_text()
+
+
+def _run_from(source, inputs, output_dir, *extra):
+  _, glue_dir, gin_file = inputs
+  return subprocess.run(
+      [sys.executable, "-m", "official_electra.efficiency_study",
+       f"--gin_file={gin_file}", f"--glue_dir={glue_dir}", "--tasks=SST-2",
+       "--variants=electra,mlm", f"--output_dir={output_dir}",
+       f"--pretrained_from={source}", *extra],
+      capture_output=True, text=True, timeout=600,
+      cwd=tiny_pretraining.REPO_ROOT,
+      env=dict(_ENVIRONMENT, PYTHONPATH=str(tiny_pretraining.REPO_ROOT)))
+
+
+def test_pretrained_from_fine_tunes_another_studys_checkpoints(
+    finished_study, study_inputs, tmp_path):
+  # Another fine-tuning protocol on the same encoders: nothing pretrained or
+  # built here, the source study only read.
+  source = finished_study[0]
+  stamps = {path: path.stat().st_mtime_ns for path in source.rglob("*")}
+  output_dir = tmp_path / "protocol"
+  completed = _run_from(source, study_inputs, output_dir,
+                        "--gin_bindings=study_finetuning.num_train_epochs=1",
+                        "--gin_bindings=efficiency_study.linear_probe=False")
+  assert completed.returncode == 0, completed.stderr[-3000:]
+  assert "[study] pretrained" not in completed.stdout
+  assert {path: path.stat().st_mtime_ns
+          for path in source.rglob("*")} == stamps
+  assert sorted(path.name for path in output_dir.iterdir()) == [
+      "finetune", "results.json", "results.md", "results.png"]
+  results = json.loads((output_dir / "results.json").read_text())
+  assert results["pretrained_from"] == str(source)
+  assert results["finetuning"]["num_train_epochs"] == 1
+  assert {(run["variant"], run["step"]) for run in results["runs"]} == {
+      (variant, step) for variant, step, _, _ in _scores(source)}
+  seed_files = list(output_dir.glob("finetune/*/SST-2/seed_0/eval_results.json"))
+  assert len(seed_files) == 5
+
+
+@pytest.mark.parametrize("extra, message", [
+    (("--gin_bindings=efficiency_study.checkpoint_fractions=(0.25, 1.0)",),
+     "not kept, so --pretrained_from="),
+    (("--gin_bindings=efficiency_study.budget_flops=1.5e10",),
+     "not kept, so --pretrained_from="),
+    (("--corpus=corpus.txt",), "drop --corpus"),
+])
+def test_pretrained_from_refuses_what_the_source_cannot_give(
+    finished_study, study_inputs, tmp_path, extra, message):
+  completed = _run_from(finished_study[0], study_inputs, tmp_path / "out",
+                        *extra)
+  lines = [line for line in completed.stderr.splitlines() if line.strip()]
+  assert completed.returncode == 1
+  assert lines[-1].startswith("error: ") and message in lines[-1]
+  assert "Traceback" not in completed.stderr
+  assert not (tmp_path / "out" / "finetune").exists()
+
+
+def test_pretrained_from_a_folder_that_is_no_study(study_inputs, tmp_path):
+  completed = _run_from(tmp_path, study_inputs, tmp_path / "out")
+  lines = [line for line in completed.stderr.splitlines() if line.strip()]
+  assert completed.returncode == 1
+  assert lines[-1].startswith(
+      f"error: {tmp_path}: no vocab.txt, so not a study's output_dir")
+  assert "Traceback" not in completed.stderr
