@@ -33,6 +33,7 @@ from absl import flags
 from official_electra import command_line
 from official_electra import errors
 from official_electra import files
+from official_electra import preemption
 from official_electra.experiments import training_curves
 from tfrecords_tools import sample_corpus
 
@@ -60,10 +61,6 @@ class QuickstartError(errors.UserError, RuntimeError):
   """The work dir is unusable, or a step failed (its error is printed above)."""
 
 
-class QuickstartPreempted(Exception):
-  """A step stopped on SIGTERM after saving its work."""
-
-
 def _run(title, module, *arguments):
   if flags.FLAGS.verbose:
     arguments += ("--verbose",)
@@ -84,8 +81,8 @@ def _run(title, module, *arguments):
   # Pretraining exits 75 after its checkpoint; the data tools die by the
   # signal, and their rerun redoes only unfinished shards.
   if returncode in (command_line.PREEMPTED_EXIT_STATUS, -signal.SIGTERM):
-    raise QuickstartPreempted(f"{title} stopped on SIGTERM; finished work is "
-                              "kept, rerun the same command to resume")
+    raise preemption.Preempted(f"{title} stopped on SIGTERM; finished work "
+                               "is kept, rerun the same command to resume")
   if returncode:
     raise QuickstartError(f"{title} failed (exit code {returncode})")
   print(f"({time.monotonic() - started:.0f} s)", flush=True)
@@ -116,7 +113,12 @@ def _run_summary(model_dir):
 
 def run_quickstart(work_dir, corpus_bytes, vocab_size, max_seq_length,
                    train_steps, temperature=2.0):
-  """Runs the five steps; returns the export folder."""
+  """Runs the five steps; returns the export folder.
+
+  Raises:
+    QuickstartError: the work dir is unusable, or a step failed.
+    preemption.Preempted: a SIGTERM stopped a step after it saved its work.
+  """
   started = time.monotonic()
   work_dir = os.path.abspath(work_dir)
   try:
@@ -179,7 +181,7 @@ def main(argv):
                    flags.FLAGS.train_steps, flags.FLAGS.temperature)
   except errors.UserError as error:
     command_line.exit_with_error(error, flags.FLAGS.verbose)
-  except QuickstartPreempted as preempted:
+  except preemption.Preempted as preempted:
     command_line.exit_preempted(preempted)
 
 

@@ -23,6 +23,7 @@ import tf_keras
 from official_electra import command_line
 from official_electra import errors
 from official_electra import files
+from official_electra import preemption
 from official_electra.modeling import encoder_config
 from official_electra.training import pretraining_run
 from official_electra.training import strategies
@@ -103,10 +104,8 @@ def main(argv):
         **overrides)
   except errors.UserError as error:
     command_line.exit_with_error(error, flags.FLAGS.verbose)
-  if result["preempted"]:
-    command_line.exit_preempted(
-        f"SIGTERM at step {result['step']}; checkpoint {result['checkpoint']}; "
-        "rerun the same command to resume from it")
+  except preemption.Preempted as preempted:
+    command_line.exit_preempted(preempted)
   print(f"stopped at step {result['step']}; checkpoint {result['checkpoint']}")
 
 

@@ -20,8 +20,6 @@ _PACKAGES = ("official_electra", "tfrecords_tools")
 _NOT_USER_ERRORS = {
     "WorkerError": "a benchmark's worker process crashed or did not answer: "
                    "a bug or the machine, reported with its traceback",
-    "QuickstartPreempted": "SIGTERM, reported as `preempted:` (exit 75)",
-    "StudyPreempted": "SIGTERM, reported as `preempted:` (exit 75)",
     "Preempted": "SIGTERM, reported as `preempted:` (exit 75)",
 }
 

@@ -48,7 +48,6 @@ import tensorflow as tf
 import tf_keras
 
 from official_electra import files
-from official_electra import preemption
 from official_electra.data import glue
 from official_electra.experiments import linear_probe
 from official_electra.experiments import paired_comparison
@@ -60,6 +59,7 @@ from official_electra.finetuning import outputs
 from official_electra.finetuning import tasks as tasks_lib
 from official_electra.finetuning import trainer
 from official_electra.modeling import checkpoints
+from official_electra.modeling import pretrained
 from official_electra.tokenization import wordpiece_tokenizer
 from official_electra.training import pretraining_run
 from tfrecords_tools import build_pretraining_dataset
@@ -72,10 +72,6 @@ PRETRAINING_METRICS_FILE = "pretraining_metrics.json"
 RANDOM_INIT = study_report.RANDOM_INIT
 # Pretraining metrics at a kept step: the mean of this many last log records.
 _METRIC_RECORDS = 10
-
-
-class StudyPreempted(preemption.Preempted):
-  """A SIGTERM stopped the study after a checkpoint; rerun to continue."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -287,7 +283,7 @@ def _pretrain(plan, model_dir, data_dir, vocab_file, encoder, strategy,
   """Runs one variant to each kept step; returns `[(step, kept_dir)]`.
 
   Raises:
-    StudyPreempted: on SIGTERM, after pretraining's own checkpoint.
+    preemption.Preempted: on SIGTERM, after pretraining's own checkpoint.
   """
   kept = []
   for step in plan.checkpoint_steps:
@@ -296,16 +292,11 @@ def _pretrain(plan, model_dir, data_dir, vocab_file, encoder, strategy,
       started = time.monotonic()
       first_step = _latest_step(model_dir)
       with _dtype_policy(plan.settings.get("mixed_precision", "float32")):
-        result = pretraining_run.run_pretraining(
+        pretraining_run.run_pretraining(
             model_dir=model_dir, train_data=data_dir, vocab_file=vocab_file,
             encoder=encoder, strategy=strategy,
             num_train_steps=plan.num_train_steps, stop_after_steps=step,
             progress_bar=False, **plan.settings)
-      if result["preempted"]:
-        raise StudyPreempted(f"pretraining {plan.name} stopped at step "
-                             f"{result['step']} (checkpoint saved); rerun the "
-                             "same command to continue", result["step"],
-                             result["checkpoint"])
       _keep_checkpoint(model_dir, step,
                        _pretraining_metrics_at(model_dir, step))
       progress.pretrained(plan.train_flops_between(first_step, step),
@@ -367,8 +358,8 @@ def run_study(output_dir: str, corpus: str, glue_dir: str,
   fine-tuned and probed here.
 
   Raises:
-    StudyConfigError, StudyPreempted, and the user errors of the data tools,
-    pretraining and fine-tuning.
+    StudyConfigError, the user errors of the data tools, pretraining and
+    fine-tuning, and preemption.Preempted (on SIGTERM, after a checkpoint).
   """
   started = time.monotonic()
   task_names = [tasks_lib.get_task(name).name for name in task_names]
@@ -550,8 +541,7 @@ def _frozen_encoder(random_encoder, kept_dir):
   if kept_dir is None:
     tf_keras.utils.set_random_seed(0)
     return trainer.build_encoder(random_encoder)
-  return trainer.build_encoder(checkpoints.recorded_encoder_config(kept_dir),
-                               kept_dir)
+  return pretrained.load_encoder(kept_dir)
 
 
 def _budget_fraction(plan, step, settings):

@@ -11,6 +11,7 @@ import dataclasses
 from typing import Mapping, Sequence
 
 from official_electra import errors
+from official_electra.modeling import objectives
 from official_electra.training import architecture as architecture_lib
 from official_electra.training import flops
 
@@ -140,7 +141,7 @@ def plan_pretraining(variant_names: Sequence[str],
   for name in variant_names:
     settings = dict(shared_settings)
     settings.update(variants[name])
-    if settings.get("objective") == "two_stage":
+    if objectives.get(settings.get("objective")).two_stage:
       num_train_steps = _plan_two_stage(encoder, settings, budget_flops,
                                         warmup_proportion)
     else:

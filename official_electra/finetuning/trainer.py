@@ -43,9 +43,8 @@ from official_electra.finetuning import tasks
 from official_electra.modeling import checkpoints
 from official_electra.modeling import classifier_checkpoint
 from official_electra.modeling import encoder_config as encoder_config_lib
-from official_electra.modeling import model_config as model_config_lib
+from official_electra.modeling import pretrained
 from official_electra.modeling.models import electra_classifier
-from official_electra.optimization import layerwise_decay
 from official_electra.optimization import optimizer_factory
 
 CHECKPOINT_PREFIX = classifier_checkpoint.CHECKPOINT_PREFIX
@@ -181,13 +180,16 @@ def encode_task(task: tasks.GlueTask, glue_dir: str, tokenizer,
 
 def build_encoder(encoder_config: encoder_config_lib.EncoderConfig,
                   init_checkpoint: Optional[str] = None):
-  """A built `ElectraEncoder`, restored from `init_checkpoint` if given."""
+  """A built `ElectraEncoder` of `encoder_config`, restored from
+  `init_checkpoint` if given (`pretrained.load_encoder`, the loader of the
+  Python API's `official_electra.load_encoder`)."""
+  if init_checkpoint:
+    encoder = pretrained.load_encoder(init_checkpoint, config=encoder_config)
+    logging.info("restored the discriminator from %s", init_checkpoint)
+    return encoder
   encoder = encoder_config_lib.build_encoder(encoder_config)
   encoder({key: tf.zeros([1, 2], tf.int32) for key in
            ("input_word_ids", "input_mask", "input_type_ids")})
-  if init_checkpoint:
-    prefix = checkpoints.restore_discriminator(encoder, init_checkpoint)
-    logging.info("restored the discriminator from %s", prefix)
   return encoder
 
 
@@ -204,17 +206,14 @@ def build_classifier(encoder_config: encoder_config_lib.EncoderConfig,
 
 
 def _compile(classifier, task, hyperparameters, num_train_steps):
-  multipliers = layerwise_decay.layerwise_learning_rate_multipliers(
+  optimizer = optimizer_factory.create_finetuning_optimizer(
       num_layers=classifier.encoder.num_layers,
-      decay_rate=hyperparameters.layerwise_decay_rate,
-      rule=hyperparameters.layerwise_decay_rule)
-  optimizer = optimizer_factory.create_optimizer(
-      "adamw",
       peak_learning_rate=hyperparameters.learning_rate,
       num_train_steps=num_train_steps,
-      num_warmup_steps=int(hyperparameters.warmup_proportion * num_train_steps),
+      warmup_proportion=hyperparameters.warmup_proportion,
       weight_decay_rate=hyperparameters.weight_decay_rate,
-      learning_rate_multipliers=multipliers)
+      layerwise_decay_rate=hyperparameters.layerwise_decay_rate,
+      layerwise_decay_rule=hyperparameters.layerwise_decay_rule)
   metrics = ([] if task.is_regression else
              [tf_keras.metrics.SparseCategoricalAccuracy(name="accuracy")])
   classifier.compile(optimizer=optimizer,
@@ -227,25 +226,13 @@ def save_finetuned_model(classifier, run_dir, task, encoder_config,
                        hyperparameters, tokenizer):
   """The checkpoint and what export needs to rebuild and tokenize: the
   project's model config (the encoder, the vocabulary's ids and case, the
-  sequence length) and `finetuned_model.json` (the task's head)."""
-  tf.train.Checkpoint(classifier=classifier).write(
-      os.path.join(run_dir, CHECKPOINT_PREFIX))
-  files.copy(tokenizer.vocab_file, os.path.join(run_dir, VOCAB_FILE))
-  model_config_lib.write_model_config(run_dir, model_config_lib.ModelConfig(
-      discriminator=encoder_config,
-      special_token_ids=tokenizer.special_token_ids(),
-      lower_case=tokenizer.lower_case,
-      max_seq_length=hyperparameters.max_seq_length))
-  files.write_json(os.path.join(run_dir, outputs.FINETUNED_MODEL_FILE), {
-      "task": task.name,
-      "num_outputs": task.num_outputs,
-      "dropout_rate": hyperparameters.dropout_rate,
-      "max_seq_length": hyperparameters.max_seq_length,
-      "vocab_file": VOCAB_FILE,
-      "vocab_sha256": tokenizer.vocab_sha256,
-      "lower_case": tokenizer.lower_case,
-      "checkpoint": CHECKPOINT_PREFIX,
-  })
+  sequence length) and `finetuned_model.json` (the task's head), written by
+  `classifier_checkpoint.save_classifier` (as the Python API's
+  `official_electra.save_classifier`)."""
+  del encoder_config  # The classifier's encoder records it.
+  classifier_checkpoint.save_classifier(
+      classifier, run_dir, tokenizer, hyperparameters.max_seq_length,
+      task.name, task.labels, task.is_pair_task)
 
 
 def _train(classifier, encoded, hyperparameters, seed, run_dir, num_epochs,
@@ -277,7 +264,7 @@ def _train(classifier, encoded, hyperparameters, seed, run_dir, num_epochs,
   if target_divisor != 1.0:
     train_labels = (train_labels / target_divisor).astype(np.float32)
   with preemption.SigtermFlag() as sigterm:
-    checkpoint_callback = resumable_training.CheckpointCallback(
+    checkpoint_callback = preemption.CheckpointCallback(
         train_checkpoints, sigterm, f"{task.name} seed {seed}", total_steps)
     for epoch in range(start_step // steps_per_epoch, num_epochs):
       train_dataset = inputs.make_training_dataset(
@@ -290,9 +277,7 @@ def _train(classifier, encoded, hyperparameters, seed, run_dir, num_epochs,
                      tf_keras.callbacks.TensorBoard(log_dir=log_dir),
                      resumable_training.EpochProgress(num_epochs)],
           verbose=1 if sys.stdout.isatty() else 2)
-    train_checkpoints.save()
-    if sigterm.received:
-      checkpoint_callback.raise_preempted()
+    checkpoint_callback.finish()
   if start_step == total_steps:  # Killed after training, before the results.
     dev_callback.set_model(classifier)
     dev_callback.latest_metrics = dev_callback.evaluate()

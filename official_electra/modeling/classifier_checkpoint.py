@@ -7,12 +7,16 @@ a fine-tuned run can be fine-tuned again. It holds:
   checkpoint/classifier.*  `tf.train.Checkpoint(classifier=ElectraClassifier)`
   model_config.json        the encoder, special-token ids, case, sequence length
   finetuned_model.json     the head: task, num_outputs, dropout rate, the
-                           vocabulary's file name, sha256 and case
+                           vocabulary's file name, sha256 and case, and
+                           (since the Python API) the label strings and
+                           whether the inputs are sentence pairs
   vocab.txt                the vocabulary fine-tuning tokenized with
   eval_results.json        the seed's dev metrics
 
-Readers need nothing of the fine-tuning procedure: this module sits in the
-model tier, under fine-tuning and serving alike.
+`official_electra.save_classifier` writes the same folder for a classifier
+trained in the user's own Keras code. Readers need nothing of the fine-tuning
+procedure: this module sits in the model tier, under fine-tuning, serving and
+the Python API alike.
 """
 
 import os
@@ -23,6 +27,7 @@ from official_electra import files
 from official_electra.modeling import encoder_config as encoder_config_lib
 from official_electra.modeling import errors
 from official_electra.modeling import model_config as model_config_lib
+from official_electra.modeling import pretrained
 from official_electra.modeling.models import electra_classifier
 
 FINETUNED_MODEL_FILE = "finetuned_model.json"
@@ -68,12 +73,50 @@ def build_classifier(config: encoder_config_lib.EncoderConfig,
   return classifier
 
 
-def load_classifier(run_dir: str, num_outputs: int):
+def save_classifier(classifier: electra_classifier.ElectraClassifier,
+                    run_dir: str, tokenizer, max_seq_length: int,
+                    task_name: str, labels, sentence_pair: bool) -> None:
+  """Writes a seed folder: the checkpoint and what export needs to rebuild
+  and tokenize (the module docstring lists the files).
+
+  Args:
+    classifier: a built `ElectraClassifier` on an `ElectraEncoder`.
+    run_dir: the folder (created; files in it are replaced).
+    tokenizer: the `WordpieceTokenizer` the classifier was trained with.
+    max_seq_length: the length raw text is packed to.
+    task_name: the task's name (a GLUE name for `official_electra.finetune`).
+    labels: the label strings in output order, or None for a regression
+      (one output).
+    sentence_pair: whether the inputs are sentence pairs.
+  """
+  tf.train.Checkpoint(classifier=classifier).write(
+      os.path.join(run_dir, CHECKPOINT_PREFIX))
+  files.copy(tokenizer.vocab_file, os.path.join(run_dir, VOCAB_FILE))
+  model_config_lib.write_model_config(run_dir, model_config_lib.ModelConfig(
+      discriminator=pretrained.encoder_config_of(classifier.encoder),
+      special_token_ids=tokenizer.special_token_ids(),
+      lower_case=tokenizer.lower_case,
+      max_seq_length=max_seq_length))
+  files.write_json(os.path.join(run_dir, FINETUNED_MODEL_FILE), {
+      "task": task_name,
+      "num_outputs": classifier.num_outputs,
+      "labels": None if labels is None else list(labels),
+      "sentence_pair": bool(sentence_pair),
+      "dropout_rate": classifier.dropout_rate,
+      "max_seq_length": max_seq_length,
+      "vocab_file": VOCAB_FILE,
+      "vocab_sha256": tokenizer.vocab_sha256,
+      "lower_case": tokenizer.lower_case,
+      "checkpoint": CHECKPOINT_PREFIX,
+  })
+
+
+def load_classifier(run_dir: str, num_outputs=None):
   """`(classifier, description)` of a seed folder, its weights restored.
 
   Args:
     run_dir: the seed folder.
-    num_outputs: units of the task's head (the description records it too).
+    num_outputs: units of the task's head; by default the description's.
 
   Raises:
     ClassifierCheckpointError: the folder is incomplete or inconsistent.
@@ -83,8 +126,9 @@ def load_classifier(run_dir: str, num_outputs: int):
   description = read_description(run_dir)
   recorded = model_config_lib.require_model_config(
       run_dir, "loading a fine-tuned classifier")
-  classifier = build_classifier(recorded.model.discriminator, num_outputs,
-                                description["dropout_rate"])
+  classifier = build_classifier(
+      recorded.model.discriminator,
+      num_outputs or description["num_outputs"], description["dropout_rate"])
   prefix = os.path.join(run_dir, description["checkpoint"])
   try:
     tf.train.Checkpoint(classifier=classifier).read(

@@ -31,6 +31,7 @@ import tensorflow as tf
 from official_electra import files
 from official_electra.modeling import encoder_config as encoder_config_lib
 from official_electra.modeling import errors
+from official_electra.modeling import objectives
 
 MODEL_CONFIG_FILE = "model_config.json"
 FORMAT = "official_electra.model_config"
@@ -58,9 +59,6 @@ HEAD_ATTRIBUTES = {
 # BERT's uncased vocabulary's ids, for a model imported without a vocabulary.
 BERT_SPECIAL_TOKEN_IDS = {"[PAD]": 0, "[UNK]": 100, "[CLS]": 101, "[SEP]": 102,
                           "[MASK]": 103}
-# The objectives whose main network is a discriminator.
-DISCRIMINATIVE_OBJECTIVES = ("electra", "electra_15", "two_stage",
-                             "adversarial")
 
 
 class ModelConfigError(errors.CheckpointError):
@@ -144,48 +142,20 @@ def check_heads(heads, has_discriminator, has_generator):
                            "discriminator")
 
 
-def objective_heads(objective, has_generator_network):
-  """The heads a pretraining objective trains (see `ElectraPretrainer`)."""
-  heads = set()
-  if has_generator_network:
-    heads.add("generator")
-  if objective in DISCRIMINATIVE_OBJECTIVES:
-    heads.add("discriminator")
-  if objective not in DISCRIMINATIVE_OBJECTIVES or objective == "two_stage":
-    heads.add("mlm")
-  if objective == "all_tokens_mlm":
-    heads.add("copy")
-  if objective == "adversarial":
-    heads.add("reinforce_baseline")
-  return tuple(sorted(heads))
-
-
-def pretraining_generator_config(encoder, objective, generator_hidden_fraction,
-                                 generator_layers_fraction, uniform_generator,
-                                 unigram_generator):
-  """The generator network a pretraining run with these settings trains, or
-  None (sized by `EncoderConfig.scaled`; Two-Stage's is the discriminator's
-  size, Section 3.3)."""
-  if objective == "mlm" or uniform_generator or unigram_generator:
-    return None
-  if objective == "two_stage":
-    return encoder
-  return encoder.scaled(generator_hidden_fraction, generator_layers_fraction)
-
-
 def pretraining_model_config(encoder, objective, generator_hidden_fraction,
                              generator_layers_fraction, uniform_generator,
                              unigram_generator, special_token_ids, lower_case,
                              max_seq_length):
   """The `ModelConfig` of the model a pretraining run with these settings
-  trains (Two-Stage's towers with their own embeddings)."""
-  generator = pretraining_generator_config(
-      encoder, objective, generator_hidden_fraction,
-      generator_layers_fraction, uniform_generator, unigram_generator)
+  trains: the towers and heads of the objective's spec (`objectives`)."""
+  spec = objectives.get(objective)
+  generator = spec.generator_config(
+      encoder, generator_hidden_fraction, generator_layers_fraction,
+      uniform_generator, unigram_generator)
   return ModelConfig(
       discriminator=encoder, generator=generator,
-      tie_embeddings=objective != "two_stage",
-      heads=objective_heads(objective, generator is not None),
+      tie_embeddings=spec.ties_embeddings,
+      heads=spec.heads(generator is not None),
       special_token_ids=dict(special_token_ids), lower_case=lower_case,
       max_seq_length=max_seq_length)
 

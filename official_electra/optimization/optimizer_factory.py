@@ -1,8 +1,10 @@
-"""Builds the pretraining optimizer by name: the original AdamW, or LAMB."""
+"""Builds the optimizers: pretraining's by name (the original AdamW, or LAMB),
+and fine-tuning's (AdamW with layer-wise learning-rate decay)."""
 
 from official.modeling.optimization import lamb
 
 from official_electra.optimization import adamw
+from official_electra.optimization import layerwise_decay
 from official_electra.optimization import schedules
 
 OPTIMIZERS = ("adamw", "lamb")
@@ -66,3 +68,43 @@ def create_optimizer(name="adamw",
         exclude_from_weight_decay=list(
             adamw.DEFAULT_EXCLUDE_FROM_WEIGHT_DECAY))
   raise ValueError(f"unknown optimizer {name!r}; choose one of {OPTIMIZERS}")
+
+
+def create_finetuning_optimizer(num_layers,
+                                peak_learning_rate,
+                                num_train_steps,
+                                warmup_proportion=0.1,
+                                weight_decay_rate=0.01,
+                                layerwise_decay_rate=0.8,
+                                layerwise_decay_rule="paper"):
+  """The fine-tuning optimizer of the recipe (Clark et al., 2020, Appendix A).
+
+  The original AdamW (no bias correction, eps 1e-6, no decay on LayerNorm and
+  biases), linear warm-up over the first `warmup_proportion` of the steps
+  then linear decay to 0, and layer-wise learning-rate decay
+  (`layerwise_decay.py`).
+
+  Args:
+    num_layers: Transformer blocks of the encoder being fine-tuned.
+    peak_learning_rate: The task head's learning rate after warm-up.
+    num_train_steps: Optimizer steps of the whole fine-tuning.
+    warmup_proportion: Fraction of the steps spent warming up.
+    weight_decay_rate: Decoupled weight decay.
+    layerwise_decay_rate: Factor per level of depth (0.8 Small and Base,
+      0.9 Large; 1.0 turns it off).
+    layerwise_decay_rule: `paper` or `original_code` (see
+      `layerwise_decay.py`).
+
+  Returns:
+    An `ElectraAdamW`.
+  """
+  return create_optimizer(
+      "adamw",
+      peak_learning_rate=peak_learning_rate,
+      num_train_steps=num_train_steps,
+      num_warmup_steps=int(warmup_proportion * num_train_steps),
+      weight_decay_rate=weight_decay_rate,
+      learning_rate_multipliers=layerwise_decay
+      .layerwise_learning_rate_multipliers(
+          num_layers=num_layers, decay_rate=layerwise_decay_rate,
+          rule=layerwise_decay_rule))

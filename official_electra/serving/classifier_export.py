@@ -1,4 +1,5 @@
-"""A TF Serving SavedModel of a fine-tuned GLUE classifier.
+"""A TF Serving SavedModel of a fine-tuned classifier (GLUE's, or one saved by
+`official_electra.save_classifier`).
 
 Two signatures:
   `serving_default`: raw text. Single-sentence tasks take `sentence`, pair tasks
@@ -8,9 +9,10 @@ Two signatures:
     `request_length`).
   `serve_token_ids`: `input_word_ids`, `input_mask`, `input_type_ids` (int32
     `[batch, seq_len]`), as packed by `WordpieceTokenizer.pack_inputs`.
-Both return, for classification, `label` (tf.string `[batch]`, GLUE's label
-strings), `label_id` (int32 `[batch]`) and `probabilities` (float32
-`[batch, num_labels]`); for STS-B, `score` (float32 `[batch]`).
+Both return, for classification, `label` (tf.string `[batch]`, the label
+strings: GLUE's, or those recorded by `save_classifier`), `label_id` (int32
+`[batch]`) and `probabilities` (float32 `[batch, num_labels]`); for a
+regression (STS-B), `score` (float32 `[batch]`).
 
 The export is written to a temporary folder, checked with
 `op_allowlist.check_serving_op_types` (only ops stock TF Serving registers),
@@ -18,7 +20,9 @@ and renamed into place. Serving the raw-text signature from Python requires
 `import tensorflow_text` first (it registers the tokenizer's ops).
 """
 
+import dataclasses
 import os
+from typing import Optional
 
 import tensorflow as tf
 
@@ -35,23 +39,53 @@ class ExportError(errors.UserError):
   """The fine-tuned folder or the export folder is unusable."""
 
 
+@dataclasses.dataclass(frozen=True)
+class ServedTask:
+  """What the signatures need of a task.
+
+  Attributes:
+    labels: the label strings in output order, or None for a regression.
+    sentence_pair: whether requests carry `sentence1` and `sentence2`.
+  """
+  labels: Optional[tuple]
+  sentence_pair: bool
+
+  @classmethod
+  def from_description(cls, description: dict) -> "ServedTask":
+    """The task of a seed folder's `finetuned_model.json`: its recorded
+    labels, else (folders written before they were recorded) its GLUE
+    task's."""
+    if "sentence_pair" in description:
+      labels = description["labels"]
+      return cls(None if labels is None else tuple(labels),
+                 description["sentence_pair"])
+    return cls.of_glue_task(description["task"])
+
+  @classmethod
+  def of_glue_task(cls, name: str) -> "ServedTask":
+    """A GLUE task's labels and inputs (`glue.get_task_layout`)."""
+    layout = glue.get_task_layout(name)
+    return cls(None if layout.labels is None else tuple(layout.labels),
+               layout.labelled.text_b_column is not None)
+
+
 class ClassifierServingModule(tf.Module):
   """The classifier and its tokenizer, with the two serving signatures.
 
   Args:
     classifier: a built `ElectraClassifier`.
     tokenizer: the `WordpieceTokenizer` it was fine-tuned with.
-    task: the GLUE task's `glue.TaskLayout` (labels, single sentence or pair).
+    task: its `ServedTask` (labels, single sentence or pair).
     max_seq_length: length raw text is packed to.
   """
 
-  def __init__(self, classifier, tokenizer, task: glue.TaskLayout,
+  def __init__(self, classifier, tokenizer, task: ServedTask,
                max_seq_length: int):
     super().__init__(name="glue_classifier")
     self.classifier = classifier
     self.tokenizer = tokenizer
     self._is_regression = task.labels is None
-    self._is_pair_task = task.labelled.text_b_column is not None
+    self._is_pair_task = task.sentence_pair
     self._max_seq_length = max_seq_length
     if not self._is_regression:
       self._label_strings = tf.constant(list(task.labels))
@@ -130,13 +164,12 @@ def resolve_finetuned_run(finetuned_dir: str) -> str:
 
 
 def load_finetuned_run(run_dir: str):
-  """Rebuilds `(classifier, tokenizer, task layout, max_seq_length)` from a
-  seed folder."""
+  """Rebuilds `(classifier, tokenizer, ServedTask, max_seq_length)` from a
+  seed folder (written by `official_electra.finetune` or
+  `official_electra.save_classifier`)."""
   try:
-    description = classifier_checkpoint.read_description(run_dir)
-    task = glue.get_task_layout(description["task"])
-    classifier, _ = classifier_checkpoint.load_classifier(
-        run_dir, 1 if task.labels is None else len(task.labels))
+    classifier, description = classifier_checkpoint.load_classifier(run_dir)
+    task = ServedTask.from_description(description)
   except (errors.CheckpointError, glue.GlueDataError) as error:
     raise ExportError(str(error)) from None
   tokenizer = wordpiece_tokenizer.WordpieceTokenizer(

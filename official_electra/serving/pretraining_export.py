@@ -29,7 +29,7 @@ import tensorflow as tf
 from official_electra import errors
 from official_electra.modeling import checkpoints
 from official_electra.modeling import model_config as model_config_lib
-from official_electra.modeling.models import electra_model
+from official_electra.modeling import pretrained
 from official_electra.serving import op_allowlist
 from official_electra.serving import request_length
 from official_electra.tokenization import wordpiece_tokenizer
@@ -99,7 +99,8 @@ class DiscriminatorServingModule(tf.Module):
 
 def load_model(model_dir):
   """Builds the discriminator (and its head, when it has one) of a folder's
-  model config and restores them from its latest checkpoint.
+  model config and restores them from its latest checkpoint (by
+  `pretrained.load_model`, the loader of every program and the Python API).
 
   Any folder with a model config and a discriminator serves: a pretraining
   run's model_dir (whatever its objective) or an import, one tower or two.
@@ -116,20 +117,13 @@ def load_model(model_dir):
         f"{model_dir}: no {model_config_lib.MODEL_CONFIG_FILE}; pass a "
         "--model_dir written by official_electra.train or "
         "official_electra.convert")
-  config = recorded.model
-  if config.discriminator is None:
+  if recorded.model.discriminator is None:
     raise PretrainingExportError(
         f"{model_dir}: holds a generator only; the export serves a "
         "discriminator: convert or train one")
-  prefix = checkpoints.resolve_checkpoint(model_dir)
-  served = model_config_lib.ModelConfig(
-      discriminator=config.discriminator,
-      heads=tuple(head for head in config.heads if head == "discriminator"),
-      special_token_ids=config.special_token_ids,
-      lower_case=config.lower_case, max_seq_length=config.max_seq_length)
-  model = electra_model.ElectraModel.from_config(served).build()
-  model.restore(prefix)
-  return model, config, prefix
+  heads = tuple(head for head in recorded.model.heads
+                if head == "discriminator")
+  return pretrained.load_model(model_dir, heads=heads)
 
 
 def export_discriminator(model_dir, export_dir):

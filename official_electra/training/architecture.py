@@ -15,6 +15,7 @@ from typing import Optional
 from official_electra import errors
 from official_electra.modeling import encoder_config as encoder_config_lib
 from official_electra.modeling import model_config as model_config_lib
+from official_electra.modeling import objectives
 from official_electra.modeling.layers import dynamic_masking
 from official_electra.modeling.models import electra_model
 from official_electra.modeling.models import electra_pretrainer
@@ -35,7 +36,7 @@ class PretrainingArchitecture:
     generator_hidden_fraction: generator width as a fraction of the
       discriminator's (1/4 Small, 1/3 Base, 1/4 Large, 1.0 Small++).
     generator_layers_fraction: generator depth fraction (1.0 in the paper).
-    objective: an `ElectraPretrainer` objective.
+    objective: the name of an objective (`objectives.SPECS`).
     uniform_generator: sample replacements uniformly (no generator network).
     unigram_generator: sample replacements from the data's token frequencies
       (no generator network; the dataset's `token_counts.txt`).
@@ -66,9 +67,14 @@ class PretrainingArchitecture:
                                                    self.mask_prob)
 
   @property
+  def spec(self) -> objectives.ObjectiveSpec:
+    """The objective's `ObjectiveSpec`."""
+    return objectives.get(self.objective)
+
+  @property
   def has_generator_network(self):
-    return (self.objective != "mlm" and not self.uniform_generator
-            and not self.unigram_generator)
+    return self.spec.has_generator_network(self.uniform_generator,
+                                           self.unigram_generator)
 
   def model_config(self) -> model_config_lib.ModelConfig:
     """The weights this run trains (the model section of its config)."""
@@ -81,8 +87,8 @@ class PretrainingArchitecture:
   def generator_config(self) -> Optional[encoder_config_lib.EncoderConfig]:
     # Two-Stage's generator is the discriminator's size (Section 3.3: the
     # discriminator is initialised from the generator).
-    return model_config_lib.pretraining_generator_config(
-        self.encoder, self.objective, self.generator_hidden_fraction,
+    return self.spec.generator_config(
+        self.encoder, self.generator_hidden_fraction,
         self.generator_layers_fraction, self.uniform_generator,
         self.unigram_generator)
 

@@ -1,17 +1,19 @@
-"""Keras callbacks of the pretraining run: logging and checkpointing."""
+"""Keras callbacks of the pretraining run: logging and divergence.
+
+Checkpoints and SIGTERM: `preemption.CheckpointCallback`, shared with
+fine-tuning.
+"""
 
 import json
 import math
 import os
 import time
 
-from absl import logging
 import tensorflow as tf
 import tf_keras
 
 from official_electra import errors
 from official_electra import files
-from official_electra import preemption
 
 METRICS_LOG_FILE = "train_metrics.jsonl"
 
@@ -111,75 +113,62 @@ class TrainingLogger(tf_keras.callbacks.Callback):
     return float(tf.convert_to_tensor(learning_rate).numpy())
 
 
-class CheckpointSaver(tf_keras.callbacks.Callback):
-  """Saves every `save_every_steps`, on SIGTERM, and at the end; stops on NaN.
+class DivergenceCheck(tf_keras.callbacks.Callback):
+  """Stops training with `TrainingDivergedError` on a NaN or Inf loss.
 
-  - A checkpoint is written at the end of the first `fit` execution (block
-    of `steps_per_execution` steps) at or after each multiple of
-    `save_every_steps`, and at the end.
-  - SIGTERM (preemption): the handler only sets a flag; after the running
-    execution, a checkpoint is written and training stops (`preempted`).
-  - A NaN or Inf loss stops training without saving (`diverged_at_step`).
-    The weights saved at the start of the diverged execution produced a
-    non-finite loss: `first_suspect_step` is that step, and checkpoints from
-    it on are not good ones (the caller discards them).
-  - `stop_after_steps`: stop (with a checkpoint) once the step counter reaches
-    it, for time-sliced jobs and restart tests.
+  Listed before `preemption.CheckpointCallback`, so that nothing is saved
+  after the loss diverged. Keras reports a loss per execution (block of
+  `steps_per_execution` steps): the weights saved at the start of the
+  diverged execution produced a non-finite loss, so the checkpoints from that
+  step on are deleted and the error names the last good one.
 
   Args:
-    manager: a `tf.train.CheckpointManager` whose `step_counter` is the
-      optimizer's iteration count.
-    save_every_steps: checkpoint cadence.
-    stop_after_steps: optional step at which to end this run early.
+    manager: the run's `tf.train.CheckpointManager`.
+    model_dir: the run's folder, named in the error.
   """
 
-  def __init__(self, manager, save_every_steps, stop_after_steps=None):
+  def __init__(self, manager, model_dir):
     super().__init__()
     self._manager = manager
-    self._save_every_steps = save_every_steps
-    self._stop_after_steps = stop_after_steps
-    self._sigterm = preemption.SigtermFlag()
-    self._last_saved_step = None
-    self.preempted = False
+    self._model_dir = model_dir
     self._previous_step = None
-    self.diverged_at_step = None
-    self.diverged_loss = None
-    self.first_suspect_step = None
 
   def on_train_begin(self, logs=None):
-    self._last_saved_step = self._previous_step = self._step()
-    self._sigterm.__enter__()
+    self._previous_step = self._step()
 
   def on_train_batch_end(self, batch, logs=None):
     step = self._step()
     loss = float((logs or {}).get("loss", 0.0))
-    previous_step, self._previous_step = self._previous_step, step
-    if not math.isfinite(loss):
-      self.diverged_at_step, self.diverged_loss = step, loss
-      self.first_suspect_step = previous_step
-      self.model.stop_training = True
+    first_suspect_step, self._previous_step = self._previous_step, step
+    if math.isfinite(loss):
       return
-    if self._sigterm.received:
-      logging.warning("SIGTERM: saving a checkpoint at step %d and stopping",
-                      step)
-      self.preempted = True
-      self.model.stop_training = True
-      self._save(step)
-      return
-    if step // self._save_every_steps > self._last_saved_step // self._save_every_steps:
-      self._save(step)
-    if self._stop_after_steps is not None and step >= self._stop_after_steps:
-      self.model.stop_training = True
-
-  def on_train_end(self, logs=None):
-    self._sigterm.__exit__(None, None, None)
-    step = self._step()
-    if self.diverged_at_step is None and step != self._last_saved_step:
-      self._save(step)
-
-  def _save(self, step):
-    self._manager.save(checkpoint_number=step)
-    self._last_saved_step = step
+    good_checkpoint = _discard_checkpoints_from(self._manager,
+                                                first_suspect_step)
+    raise TrainingDivergedError(
+        f"loss is {loss} at step {step}: training stopped; the last good "
+        f"checkpoint in {self._model_dir} is "
+        f"{os.path.basename(good_checkpoint) if good_checkpoint else 'none'} "
+        "(later ones removed); lower the learning rate or raise the warm-up, "
+        "then rerun")
 
   def _step(self):
     return int(self.model.optimizer.iterations.numpy())
+
+
+def _discard_checkpoints_from(manager, first_bad_step):
+  """Deletes checkpoints of step >= first_bad_step; returns the latest left."""
+  kept = []
+  for prefix in manager.checkpoints:
+    if int(prefix.rsplit("-", 1)[1]) >= first_bad_step:
+      for path in tf.io.gfile.glob(prefix + ".*"):
+        tf.io.gfile.remove(path)
+    else:
+      kept.append(prefix)
+  if kept:
+    tf.compat.v1.train.update_checkpoint_state(manager.directory, kept[-1],
+                                               all_model_checkpoint_paths=kept)
+  else:
+    state_file = os.path.join(manager.directory, "checkpoint")
+    if tf.io.gfile.exists(state_file):
+      tf.io.gfile.remove(state_file)
+  return kept[-1] if kept else None

@@ -14,6 +14,12 @@ out; they add a few percent.
 import dataclasses
 from typing import Optional
 
+from official_electra.modeling import objectives
+
+# Two-Stage's stages cost as these objectives' steps.
+_MASKED_LM = objectives.get("mlm")
+_DETECTOR = objectives.get("electra")
+
 
 def encoder_forward_flops_per_token(config, seq_length):
   """Forward FLOPs of one token through an encoder (embeddings to last layer).
@@ -100,7 +106,7 @@ def pretraining_flops(discriminator_config, generator_config, objective,
     discriminator_config: the main network's `EncoderConfig`.
     generator_config: the generator's `EncoderConfig`, or None (`mlm`, or a
       uniform generator).
-    objective: an `ElectraPretrainer` objective.
+    objective: an objective's name or `objectives.ObjectiveSpec`.
     seq_length: tokens per sequence.
     max_predictions_per_seq: masked slots per sequence.
     stage: `two_stage` only: 1 (a masked LM of the discriminator's size,
@@ -110,16 +116,19 @@ def pretraining_flops(discriminator_config, generator_config, objective,
   Returns:
     `PretrainingFlops`.
   """
-  if objective == "two_stage":
+  spec = objectives.get(objective)
+  if spec.two_stage:
+    # Stage 1 is a masked LM as `mlm`; stage 2 the frozen generator's forward
+    # pass and the discriminator trained as in `electra`.
     if stage == 1:
-      return pretraining_flops(discriminator_config, None, "mlm", seq_length,
-                               max_predictions_per_seq)
+      return pretraining_flops(discriminator_config, None, _MASKED_LM,
+                               seq_length, max_predictions_per_seq)
     if stage != 2:
       raise ValueError(f"two_stage FLOPs need stage 1 or 2, got {stage!r}")
     with_generator = pretraining_flops(
-        discriminator_config, generator_config, "electra", seq_length,
+        discriminator_config, generator_config, _DETECTOR, seq_length,
         max_predictions_per_seq)
-    alone = pretraining_flops(discriminator_config, None, "electra",
+    alone = pretraining_flops(discriminator_config, None, _DETECTOR,
                               seq_length, max_predictions_per_seq)
     return PretrainingFlops(
         forward_per_example=alone.forward_per_example,
@@ -135,12 +144,12 @@ def pretraining_flops(discriminator_config, generator_config, objective,
                                                           seq_length)
     flops += max_predictions_per_seq * mlm_head_flops_per_prediction(
         generator_config.hidden_size, embedding, vocab_size)
-  if objective in ("electra", "electra_15", "adversarial"):
+  if spec.detects_replacements:
     flops += seq_length * (2 * hidden * hidden + 2 * hidden)
-    if objective == "adversarial":
+    if spec.reinforce:
       # The REINFORCE baseline's linear head at the masked slots.
       flops += max_predictions_per_seq * 2 * generator_config.hidden_size
-  elif objective in ("mlm", "replace_mlm"):
+  elif spec.main_task == objectives.PREDICTS_MASKED:
     flops += max_predictions_per_seq * mlm_head_flops_per_prediction(
         hidden, embedding, vocab_size)
   else:  # all_tokens_mlm: the MLM head and the copy head on every token.
@@ -159,7 +168,7 @@ def train_flops_schedule(discriminator_config, generator_config, objective,
     return batch_size * pretraining_flops(
         discriminator_config, generator_config, objective, seq_length,
         max_predictions_per_seq, stage).train_per_example
-  if objective != "two_stage":
+  if not objectives.get(objective).two_stage:
     return TrainFlopsSchedule(per_step())
   return TrainFlopsSchedule(per_step(1), per_step(2),
                             two_stage_generator_steps)

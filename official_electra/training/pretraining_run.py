@@ -13,10 +13,12 @@ import tf_keras
 
 from official_electra import errors
 from official_electra import files
+from official_electra import preemption
 from official_electra import settings_check
 from official_electra.data import dataset_info
 from official_electra.data import pretraining_dataloader
 from official_electra.modeling import checkpoints
+from official_electra.modeling import objectives
 from official_electra.modeling.layers import dynamic_masking
 from official_electra.modeling.models import electra_pretrainer
 from official_electra.optimization import optimizer_factory
@@ -47,7 +49,7 @@ SETTING_RULES = {
     "mask_prob": _CHECK.FRACTION,
     "generator_hidden_fraction": _CHECK.FRACTION,
     "generator_layers_fraction": _CHECK.FRACTION,
-    "objective": _CHECK.one_of(*electra_pretrainer.OBJECTIVES),
+    "objective": _CHECK.one_of(*objectives.OBJECTIVES),
     "uniform_generator": _CHECK.BOOLEAN,
     "unigram_generator": _CHECK.BOOLEAN,
     "lower_case": _CHECK.BOOLEAN,
@@ -177,12 +179,13 @@ def run_pretraining(
       learning rate, FLOPs, logs and checkpoints count optimizer steps.
 
   Returns:
-    dict: `step` (the final step), `preempted`, `checkpoint` (latest prefix).
+    dict: `step` (the final step), `checkpoint` (latest prefix).
 
   Raises:
     SettingError, TrainingConfigError, ArchitectureMismatchError,
     CheckpointError, VocabularyError, PretrainingDataError, DatasetInfoError,
     TrainingDivergedError.
+    preemption.Preempted: on SIGTERM, after saving a checkpoint.
   """
   check_settings(dict(locals()), encoder)
   if train_batch_size % strategy.num_replicas_in_sync:
@@ -196,19 +199,13 @@ def run_pretraining(
         f"{gradient_accumulation_steps} micro-batches on each of "
         f"{strategy.num_replicas_in_sync} replicas: use a multiple of "
         f"{micro_batches} or change gradient_accumulation_steps")
-  if uniform_generator and unigram_generator:
-    raise TrainingConfigError(
-        "uniform_generator and unigram_generator are both set: choose one")
-  if unigram_generator and (objective == "mlm" or disallow_correct):
-    raise TrainingConfigError(
-        "unigram_generator replaces the generator of the ELECTRA objectives "
-        "and does not take disallow_correct: unset one of "
-        f"objective={objective!r} / disallow_correct / unigram_generator")
-  _check_objective_settings(objective, num_train_steps,
-                            generator_hidden_fraction,
-                            generator_layers_fraction, uniform_generator,
-                            unigram_generator, two_stage_generator_steps,
-                            adversarial_mle_steps)
+  try:
+    objectives.get(objective).check_settings(
+        num_train_steps, generator_hidden_fraction, generator_layers_fraction,
+        uniform_generator, unigram_generator, disallow_correct,
+        two_stage_generator_steps, adversarial_mle_steps)
+  except objectives.ObjectiveError as error:
+    raise TrainingConfigError(str(error)) from None
   if masking_draws not in dynamic_masking.DRAWS:
     raise TrainingConfigError(
         f"masking_draws={masking_draws!r} is not one of "
@@ -286,14 +283,16 @@ def run_pretraining(
   last_step = min(num_train_steps, stop_after_steps or num_train_steps)
   if completed_steps >= last_step:
     logging.info("nothing to do: step %d of %d", completed_steps, last_step)
-    return {"step": completed_steps, "preempted": False,
-            "checkpoint": manager.latest_checkpoint}
+    return {"step": completed_steps, "checkpoint": manager.latest_checkpoint}
   step_flops = flops.train_flops_schedule(
       encoder, architecture.generator_config(), objective, max_seq_length,
       architecture.max_predictions_per_seq, train_batch_size,
       two_stage_generator_steps)
-  saver = callbacks.CheckpointSaver(manager, save_checkpoints_steps,
-                                    stop_after_steps)
+  sigterm = preemption.SigtermFlag()
+  checkpoint_callback = preemption.CheckpointCallback(
+      preemption.StepCheckpoints(manager, train_optimizer.iterations,
+                                 save_checkpoints_steps), sigterm)
+  divergence_check = callbacks.DivergenceCheck(manager, model_dir)
   logger = callbacks.TrainingLogger(
       model_dir if chief else None, train_batch_size, max_seq_length,
       step_flops, print_every_steps)
@@ -305,23 +304,30 @@ def run_pretraining(
             seed, first_step, strategy.num_replicas_in_sync,
             shuffle_buffer_size))
     try:
-      pretrainer.fit(dataset, epochs=1, steps_per_epoch=end_step - first_step,
-                     callbacks=[logger, saver],
-                     verbose=1 if progress_bar else 0)
+      with sigterm:
+        pretrainer.fit(dataset, epochs=1,
+                       steps_per_epoch=end_step - first_step,
+                       callbacks=[logger, divergence_check,
+                                  checkpoint_callback],
+                       verbose=1 if progress_bar else 0)
+        checkpoint_callback.finish()
     except (tf.errors.DataLossError, tf.errors.InvalidArgumentError) as error:
       if not _is_data_error(error):
         raise
       raise _corrupt_data_error(error, train_files, model_dir,
                                 manager.latest_checkpoint) from None
+    except (preemption.Preempted, callbacks.TrainingDivergedError):
+      if not chief:
+        files.remove_tree(manager.directory)
+      raise
     return int(train_optimizer.iterations.numpy())
 
-  if objective == "two_stage":
+  if objectives.get(objective).two_stage:
     switch = two_stage_generator_steps
     if (pretrainer.current_stage == electra_pretrainer.GENERATOR_STAGE
         and completed_steps < switch):
       completed_steps = fit(completed_steps, min(last_step, switch))
-    stopped = saver.preempted or saver.diverged_at_step is not None
-    if not stopped and completed_steps < last_step:
+    if completed_steps < last_step:
       if pretrainer.current_stage == electra_pretrainer.GENERATOR_STAGE:
         pretrainer.start_discriminator_stage()
         logging.info("Two-Stage: stage 2 from step %d: the discriminator "
@@ -335,50 +341,8 @@ def run_pretraining(
     fit(completed_steps, last_step)
   if not chief:
     files.remove_tree(manager.directory)
-  if saver.diverged_at_step is not None:
-    good_checkpoint = _discard_checkpoints_from(manager,
-                                                saver.first_suspect_step)
-    raise callbacks.TrainingDivergedError(
-        f"loss is {saver.diverged_loss} at step {saver.diverged_at_step}: "
-        f"training stopped; the last good checkpoint in {model_dir} is "
-        f"{os.path.basename(good_checkpoint) if good_checkpoint else 'none'} "
-        "(later ones removed); lower the learning rate or raise the warm-up, "
-        "then rerun")
   return {"step": int(train_optimizer.iterations.numpy()),
-          "preempted": saver.preempted, "checkpoint": manager.latest_checkpoint}
-
-
-def _check_objective_settings(objective, num_train_steps,
-                              generator_hidden_fraction,
-                              generator_layers_fraction, uniform_generator,
-                              unigram_generator, two_stage_generator_steps,
-                              adversarial_mle_steps):
-  """Raises TrainingConfigError for settings the objective cannot use."""
-  if objective in ("two_stage", "adversarial") and (uniform_generator or
-                                                    unigram_generator):
-    raise TrainingConfigError(
-        f"objective={objective!r} trains its generator network: unset "
-        "run_pretraining.uniform_generator / unigram_generator")
-  if (objective == "two_stage") != (two_stage_generator_steps is not None):
-    raise TrainingConfigError(
-        "run_pretraining.two_stage_generator_steps (the steps of stage 1) is "
-        f"needed by, and only by, objective='two_stage' (objective is "
-        f"{objective!r}): set both or neither")
-  if objective == "two_stage":
-    if two_stage_generator_steps >= num_train_steps:
-      raise TrainingConfigError(
-          f"two_stage_generator_steps={two_stage_generator_steps} leaves no "
-          f"step of stage 2 in num_train_steps={num_train_steps}: raise "
-          "num_train_steps above it")
-    if (generator_hidden_fraction, generator_layers_fraction) != (1.0, 1.0):
-      raise TrainingConfigError(
-          "Two-Stage's generator is the discriminator's size (Clark et al., "
-          "2020, Section 3.3): set run_pretraining.generator_hidden_fraction "
-          "= 1.0 and run_pretraining.generator_layers_fraction = 1.0")
-  if adversarial_mle_steps and objective != "adversarial":
-    raise TrainingConfigError(
-        f"run_pretraining.adversarial_mle_steps={adversarial_mle_steps} is for "
-        f"objective='adversarial', not {objective!r}: set it to 0")
+          "checkpoint": manager.latest_checkpoint}
 
 
 def _token_counts(train_files, vocab_size):
@@ -421,25 +385,6 @@ def _corrupt_data_error(error, train_files, model_dir, latest_checkpoint):
       f"training stopped; the last good checkpoint in {model_dir} is "
       f"{checkpoint}; {dataset_info.REPAIR_FIX}, then rerun this command to "
       "resume")
-
-
-def _discard_checkpoints_from(manager, first_bad_step):
-  """Deletes checkpoints of step >= first_bad_step; returns the latest left."""
-  kept = []
-  for prefix in manager.checkpoints:
-    if int(prefix.rsplit("-", 1)[1]) >= first_bad_step:
-      for path in tf.io.gfile.glob(prefix + ".*"):
-        tf.io.gfile.remove(path)
-    else:
-      kept.append(prefix)
-  if kept:
-    tf.compat.v1.train.update_checkpoint_state(manager.directory, kept[-1],
-                                               all_model_checkpoint_paths=kept)
-  else:
-    state_file = os.path.join(manager.directory, "checkpoint")
-    if tf.io.gfile.exists(state_file):
-      tf.io.gfile.remove(state_file)
-  return kept[-1] if kept else None
 
 
 def _build(pretrainer, train_optimizer, max_seq_length):

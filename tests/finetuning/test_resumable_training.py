@@ -1,4 +1,5 @@
-"""Training checkpoints and SIGTERM handling of `finetuning/resumable_training.py`."""
+"""Training checkpoints of `finetuning/resumable_training.py` and SIGTERM
+handling of `preemption.CheckpointCallback` in fine-tuning."""
 
 import os
 import signal
@@ -45,7 +46,7 @@ def test_periodic_saves_keep_the_latest(tmp_path):
       model, str(tmp_path), save_every_steps=2, max_to_keep=2)
   with preemption.SigtermFlag() as sigterm:
     model.fit(_batches(7), verbose=0, callbacks=[
-        resumable_training.CheckpointCallback(saved, sigterm, "run", 7)])
+        preemption.CheckpointCallback(saved, sigterm, "run", 7)])
   assert saved.step == 7
   assert [os.path.basename(path) for path in tf.train.get_checkpoint_state(
       str(tmp_path)).all_model_checkpoint_paths] == ["ckpt-4", "ckpt-6"]
@@ -62,8 +63,7 @@ def test_sigterm_saves_at_the_step_boundary_and_raises(tmp_path):
     with preemption.SigtermFlag() as sigterm:
       model.fit(_batches(10), verbose=0, callbacks=[
           _SigtermAtBatch(2),
-          resumable_training.CheckpointCallback(saved, sigterm, "SST-2 seed 0",
-                                                10)])
+          preemption.CheckpointCallback(saved, sigterm, "SST-2 seed 0", 10)])
   assert raised.value.step == 3
   assert tf.train.latest_checkpoint(str(tmp_path)) == raised.value.checkpoint
   assert signal.getsignal(signal.SIGTERM) == previous_handler

@@ -4,7 +4,6 @@ give what the full-length model gives at the real positions."""
 import numpy as np
 import tensorflow as tf
 
-from official_electra.data import glue
 from official_electra.finetuning import tasks
 from official_electra.finetuning import trainer
 from official_electra.modeling import encoder_config
@@ -62,7 +61,8 @@ def test_classifier_text_signature_never_computes_past_the_longest(tmp_path):
       config, task, trainer.FinetuneHyperparameters(
           max_seq_length=_MAX_SEQ_LENGTH))
   module = classifier_export.ClassifierServingModule(
-      classifier, tokenizer, glue.get_task_layout("MRPC"), _MAX_SEQ_LENGTH)
+      classifier, tokenizer,
+      classifier_export.ServedTask.of_glue_task("MRPC"), _MAX_SEQ_LENGTH)
   first = tf.constant(["the movie is good .", "a dull plot"])
   second = tf.constant(["a dull plot .", "the plot"])
   packed = tokenizer.pack_inputs(

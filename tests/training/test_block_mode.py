@@ -3,12 +3,12 @@ with a checkpoint cadence that is no multiple of the block.
 
 Keras runs a block of `_BLOCK` steps per call, and the callbacks see only its
 end: a periodic save is made at the first block end at or after each multiple
-of `save_checkpoints_steps` (`callbacks.CheckpointSaver`; cadence 5: ckpt-6,
-12, 15, 21, 27, 30). As docs/training.md says, SIGTERM lets the running block
-finish and saves at its end, and a NaN inside a block removes the checkpoints
-from the block's start on. The SIGTERM and kill -9 runs (and their
-uninterrupted reference) accumulate 2 micro-batches an optimizer step, so
-the kill -9 lands inside a step's micro-batches and the rerun must resume at
+of `save_checkpoints_steps` (`preemption.CheckpointCallback`; cadence 5:
+ckpt-6, 12, 15, 21, 27, 30). As docs/training.md says, SIGTERM lets the
+running block finish and saves at its end, and a NaN inside a block removes
+the checkpoints from the block's start on. The SIGTERM and kill -9 runs (and
+their uninterrupted reference) accumulate 2 micro-batches an optimizer step,
+so the kill -9 lands inside a step's micro-batches and the rerun must resume at
 an optimizer-step boundary with the uninterrupted run's losses and weights
 (gradient accumulation, docs/training.md).
 """

@@ -4,7 +4,7 @@ import numpy as np
 import tensorflow as tf
 import tf_keras
 
-from official_electra.modeling import model_config
+from official_electra.modeling import objectives
 from official_electra.modeling.layers import dynamic_masking
 from official_electra.modeling.layers import elementwise_gradients
 from official_electra.modeling.layers import replaced_token_sampler
@@ -14,12 +14,9 @@ from official_electra.modeling.models import pretraining_metrics
 
 # The log-probability of an id the unigram generator never draws.
 _NEVER = -1e30
-# The objectives of Clark et al. (2020): ELECTRA (Section 2), the BERT MLM
-# baseline, the Section 3.2 ablations and the Section 3.3 alternative training
-# algorithms (Two-Stage and Adversarial ELECTRA).
-OBJECTIVES = ("electra", "mlm", "electra_15", "replace_mlm", "all_tokens_mlm",
-              "two_stage", "adversarial")
-_DISCRIMINATIVE = model_config.DISCRIMINATIVE_OBJECTIVES
+# The objectives of Clark et al. (2020), each described by its spec
+# (`objectives.SPECS`).
+OBJECTIVES = objectives.OBJECTIVES
 # Two-Stage ELECTRA's stages: the generator alone, then the discriminator.
 GENERATOR_STAGE, DISCRIMINATOR_STAGE = 1, 2
 
@@ -40,7 +37,8 @@ class ElectraPretrainer(tf_keras.Model):
   token as original or replaced. Loss = `generator_loss_weight` x MLM +
   `discriminator_loss_weight` x RTD (1.0 and 50.0 in the paper).
 
-  Objectives (one argument, one model):
+  Objectives (one argument, one model; what each trains is its
+  `objectives.ObjectiveSpec`, which the code below reads):
     `electra`: the above.
     `mlm`: the BERT baseline: `discriminator_network` trained as a masked LM
       (no generator; give it the discriminator's size).
@@ -73,12 +71,12 @@ class ElectraPretrainer(tf_keras.Model):
       `ElectraEmbeddings` instance (tied); None for `mlm` or a uniform
       generator, and when `model` is given. With networks, the pretrainer
       builds the `ElectraModel` of the objective's heads
-      (`model_config.objective_heads`).
+      (`ObjectiveSpec.heads`).
     mask_token_id: Id of `[MASK]`.
     excluded_token_ids: Ids never masked (`[CLS]`, `[SEP]`, `[PAD]`...).
     max_predictions_per_seq: Masked slots per sequence.
     mask_prob: Fraction of tokens masked (0.15; 0.25 for Large).
-    objective: One of `OBJECTIVES`.
+    objective: One of `OBJECTIVES` (or its `ObjectiveSpec`).
     generator_loss_weight: Weight of the generator's MLM loss.
     discriminator_loss_weight: Weight of the discriminator's RTD loss.
     temperature: Sampling temperature.
@@ -134,13 +132,14 @@ class ElectraPretrainer(tf_keras.Model):
                model=None,
                **kwargs):
     super().__init__(**kwargs)
+    spec = objectives.get(objective)
+    objective = spec.name
     if model is not None:
       if discriminator_network is not None or generator_network is not None:
         raise ValueError("pass either model or the networks, not both")
       discriminator_network = getattr(model, "discriminator_network", None)
       generator_network = getattr(model, "generator_network", None)
-      needed = set(model_config.objective_heads(
-          objective, generator_network is not None))
+      needed = set(spec.heads(generator_network is not None))
       if not needed <= set(model.heads):
         raise ValueError(f"objective {objective!r} trains the heads "
                          f"{sorted(needed)}; the model has {list(model.heads)}")
@@ -148,37 +147,35 @@ class ElectraPretrainer(tf_keras.Model):
       raise ValueError("the pretrainer needs a discriminator network")
     if mask_token_id is None or max_predictions_per_seq is None:
       raise ValueError("pass mask_token_id and max_predictions_per_seq")
-    if objective not in OBJECTIVES:
-      raise ValueError(
-          f"unknown objective {objective!r}; choose one of {OBJECTIVES}")
-    if objective == "mlm" and (generator_network is not None or
-                               uniform_generator):
-      raise ValueError("objective 'mlm' trains the discriminator network as a "
-                       "masked LM: pass generator_network=None and "
-                       "uniform_generator=False")
+    if not spec.samples_replacements and (generator_network is not None or
+                                          uniform_generator):
+      raise ValueError(f"objective {objective!r} trains the discriminator "
+                       "network as a masked LM: pass generator_network=None "
+                       "and uniform_generator=False")
     samplers = [generator_network is not None, bool(uniform_generator),
                 unigram_counts is not None]
-    if objective == "mlm" and unigram_counts is not None:
-      raise ValueError("objective 'mlm' has no generator: pass "
+    if not spec.samples_replacements and unigram_counts is not None:
+      raise ValueError(f"objective {objective!r} has no generator: pass "
                        "unigram_counts=None")
-    if objective != "mlm" and sum(samplers) != 1:
+    if spec.samples_replacements and sum(samplers) != 1:
       raise ValueError(f"objective {objective!r} needs either a "
                        "generator_network, uniform_generator=True or "
                        "unigram_counts (exactly one)")
     if unigram_counts is not None and disallow_correct:
       raise ValueError("disallow_correct is not available with a unigram "
                        "generator")
-    if objective in ("two_stage", "adversarial") and generator_network is None:
+    if spec.sampler == objectives.GENERATOR_NETWORK and (
+        generator_network is None):
       raise ValueError(f"objective {objective!r} trains a generator network: "
                        "pass generator_network (not a uniform or unigram "
                        "sampler)")
-    if objective == "two_stage" and (
+    if not spec.ties_embeddings and (
         generator_network.embedding_layer is
         discriminator_network.embedding_layer):
-      raise ValueError("objective 'two_stage' copies one tower into the "
+      raise ValueError(f"objective {objective!r} copies one tower into the "
                        "other: give the two networks their own embeddings "
                        "(not tied)")
-    if adversarial_mle_steps and objective != "adversarial":
+    if adversarial_mle_steps and not spec.reinforce:
       raise ValueError("adversarial_mle_steps is for objective "
                        f"'adversarial', not {objective!r}")
     self._config = {
@@ -203,6 +200,7 @@ class ElectraPretrainer(tf_keras.Model):
         "gradient_accumulation_steps": gradient_accumulation_steps,
     }
     self.objective = objective
+    self.spec = spec
     self.generator_loss_weight = generator_loss_weight
     self.discriminator_loss_weight = discriminator_loss_weight
     self.vocab_size = discriminator_network.embedding_layer.vocab_size
@@ -223,8 +221,7 @@ class ElectraPretrainer(tf_keras.Model):
     if model is None:
       model = electra_model.ElectraModel(
           discriminator_network, generator_network,
-          heads=model_config.objective_heads(objective,
-                                             generator_network is not None),
+          heads=spec.heads(generator_network is not None),
           initializer_range=initializer_range)
     # The weights' objects, under the model's attribute names (the
     # checkpoint layout): the pretrainer trains them in place.
@@ -238,7 +235,7 @@ class ElectraPretrainer(tf_keras.Model):
     # Two-Stage's stage: a variable (saved with the checkpoint) and its value
     # when the train step was last traced (`_traced_stage`).
     self._traced_stage = None
-    if objective == "two_stage":
+    if spec.two_stage:
       with tf.init_scope():
         self.stage = tf.Variable(
             GENERATOR_STAGE, dtype=tf.int32, trainable=False, name="stage",
@@ -249,11 +246,12 @@ class ElectraPretrainer(tf_keras.Model):
           tf.random.Generator.from_seed(seed) if seed is not None else
           tf.random.Generator.from_non_deterministic_state())
     self.pretraining_metrics = pretraining_metrics.PretrainingMetrics(
-        has_generator=generator_network is not None or objective == "mlm",
-        has_sampling=objective != "mlm",
-        has_discriminator=objective in _DISCRIMINATIVE,
-        has_main_mlm=objective in ("replace_mlm", "all_tokens_mlm"),
-        has_reinforce=objective == "adversarial")
+        has_generator=(generator_network is not None or
+                       not spec.samples_replacements),
+        has_sampling=spec.samples_replacements,
+        has_discriminator=spec.detects_replacements,
+        has_main_mlm=spec.main_network_mlm,
+        has_reinforce=spec.reinforce)
 
   @property
   def metrics(self):
@@ -304,7 +302,7 @@ class ElectraPretrainer(tf_keras.Model):
                       "input_type_ids": inputs["input_type_ids"]},
                      training=network_training)["sequence_output"]
 
-    if self.objective == "mlm" or stage == GENERATOR_STAGE:
+    if not self.spec.samples_replacements or stage == GENERATOR_STAGE:
       main_sequence = encode(self.discriminator_network,
                              outputs["masked_input_ids"])
       outputs["generator_logits"] = self.main_mlm_head(main_sequence, positions)
@@ -318,7 +316,7 @@ class ElectraPretrainer(tf_keras.Model):
                                   generator_training)
       outputs["generator_logits"] = self.generator_head(generator_sequence,
                                                         positions)
-      if self.objective == "adversarial":
+      if self.spec.reinforce:
         # The baseline trains its head only: the generator's encoder gets
         # no gradient but REINFORCE's (and the MLE warm-up's).
         outputs["baseline_logits"] = tf.squeeze(self.baseline_head(
@@ -346,18 +344,18 @@ class ElectraPretrainer(tf_keras.Model):
             input_mask, tf.int32)
 
     main_sequence = encode(self.discriminator_network, corrupted_ids)
-    if self.objective == "two_stage" and stage is None:
+    if self.spec.two_stage and stage is None:
       # Builds stage 1's head (its variables are in every checkpoint).
       self.main_mlm_head(main_sequence, positions)
-    if self.objective in _DISCRIMINATIVE:
+    if self.spec.detects_replacements:
       outputs["discriminator_logits"] = self.discriminator_head(main_sequence)
-      if self.objective == "electra_15":
+      if self.spec.rtd_on_masked_only:
         outputs["discriminator_weights"] = dynamic_masking.scatter_into_positions(
             tf.zeros_like(outputs["input_mask"]), positions, weights,
             weights > 0)
       else:
         outputs["discriminator_weights"] = outputs["input_mask"]
-    elif self.objective == "replace_mlm":
+    elif self.spec.main_task == objectives.PREDICTS_MASKED:
       outputs["main_mlm_logits"] = self.main_mlm_head(main_sequence, positions)
     else:
       outputs["main_mlm_logits"] = self.main_mlm_head(main_sequence)
@@ -411,7 +409,7 @@ class ElectraPretrainer(tf_keras.Model):
     masked = tokens = None
     if denominators is not None:
       masked, tokens = denominators["masked"], denominators["tokens"]
-    discriminator_denominator = (masked if self.objective == "electra_15"
+    discriminator_denominator = (masked if self.spec.rtd_on_masked_only
                                  else tokens)
     losses = {}
     total = tf.constant(0.0, tf.float32)
@@ -419,12 +417,12 @@ class ElectraPretrainer(tf_keras.Model):
       losses["generator"] = pretraining_losses.masked_lm_loss(
           outputs["generator_logits"], outputs["masked_ids"],
           outputs["masked_weights"], masked)
-      if self.objective == "mlm" or stage == GENERATOR_STAGE:
+      if not self.spec.samples_replacements or stage == GENERATOR_STAGE:
         total += losses["generator"][0]
-      elif self.objective == "adversarial" and "baseline_logits" in outputs:
+      elif self.spec.reinforce and "baseline_logits" in outputs:
         total += self._adversarial_generator_loss(
             outputs, losses, masked, discriminator_denominator)
-      elif self.objective != "two_stage":
+      elif not self.spec.two_stage:
         total += self.generator_loss_weight * losses["generator"][0]
     if "discriminator_logits" in outputs:
       if "discriminator" not in losses:
@@ -434,12 +432,13 @@ class ElectraPretrainer(tf_keras.Model):
                 outputs["replaced_token_labels"],
                 outputs["discriminator_weights"], discriminator_denominator))
       total += self.discriminator_loss_weight * losses["discriminator"][0]
-    if self.objective == "replace_mlm":
+    if (self.spec.main_network_mlm and
+        self.spec.main_task == objectives.PREDICTS_MASKED):
       losses["main_mlm"] = pretraining_losses.masked_lm_loss(
           outputs["main_mlm_logits"], outputs["masked_ids"],
           outputs["masked_weights"], masked)
       total += losses["main_mlm"][0]
-    elif self.objective == "all_tokens_mlm":
+    elif self.spec.main_task == objectives.PREDICTS_ALL_TOKENS:
       losses["main_mlm"] = pretraining_losses.copy_mechanism_loss(
           outputs["main_mlm_logits"], outputs["copy_logits"],
           outputs["corrupted_ids"], inputs["input_word_ids"],
@@ -477,7 +476,7 @@ class ElectraPretrainer(tf_keras.Model):
   @property
   def current_stage(self):
     """Two-Stage's stage (read eagerly), None for the other objectives."""
-    if self.objective != "two_stage":
+    if not self.spec.two_stage:
       return None
     with tf.init_scope():
       return int(self.stage.numpy())
@@ -488,7 +487,7 @@ class ElectraPretrainer(tf_keras.Model):
     and the head), so that the discriminator, which goes on from those
     weights with a new RTD head, starts equal to the generator; stage 2
     begins."""
-    if self.objective != "two_stage":
+    if not self.spec.two_stage:
       raise ValueError("start_discriminator_stage is for objective "
                        f"'two_stage', not {self.objective!r}")
     if self.current_stage == DISCRIMINATOR_STAGE:

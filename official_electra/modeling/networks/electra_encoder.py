@@ -134,7 +134,10 @@ class ElectraEncoder(tf_keras.Model):
       training: Whether dropout is active.
 
     Returns:
-      dict with `sequence_output`: float32 `[batch, seq_len, hidden_size]`.
+      dict with `sequence_output`: float32 `[batch, seq_len, hidden_size]`,
+      and `cls_output`: float32 `[batch, hidden_size]`, the final hidden
+      state of the first (`[CLS]`) token, which ELECTRA's heads read (there
+      is no pooler).
     """
     hidden_states = self.embedding_layer(
         inputs["input_word_ids"], inputs["input_type_ids"], training=training)
@@ -146,7 +149,8 @@ class ElectraEncoder(tf_keras.Model):
         _MASKED_ATTENTION_BIAS)
     for block in self.transformer_layers:
       hidden_states = block(hidden_states, attention_bias, training=training)
-    return {"sequence_output": hidden_states}
+    return {"sequence_output": hidden_states,
+            "cls_output": hidden_states[:, 0, :]}
 
   def get_config(self):
     # The embedding layer is serialised by value: a network rebuilt from its
