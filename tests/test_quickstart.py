@@ -1,14 +1,17 @@
 """The README's first job, on a very small budget."""
 
+import json
 import os
 import shutil
 import signal
 import subprocess
 import sys
+import time
 
 import pytest
 
 from official_electra import command_line
+from official_electra.training import callbacks
 from tests.training import tiny_pretraining
 
 
@@ -73,8 +76,15 @@ def test_sigterm_during_pretraining_is_saved_and_exit_75(quickstart, tmp_path):
     for line in process.stdout:
       before.append(line)
       if line.startswith("step 100:"):
-        process.send_signal(signal.SIGTERM)
         break
+    # Past the periodic ckpt-100 (gin/tiny.gin saves every 100 steps and logs
+    # every 10): the checkpoint of the SIGTERM is then at a step of its own.
+    metrics_log = work_dir / "model" / callbacks.METRICS_LOG_FILE
+    deadline = time.monotonic() + 300
+    while _logged_steps(metrics_log)[-1] <= 100:
+      assert process.poll() is None and time.monotonic() < deadline, before
+      time.sleep(0.05)
+    process.send_signal(signal.SIGTERM)
     output = process.communicate(timeout=600)[0]
   assert not any(line.startswith("== vocabulary") for line in before), before
   errors = stderr_path.read_text(encoding="utf-8")
@@ -83,7 +93,22 @@ def test_sigterm_during_pretraining_is_saved_and_exit_75(quickstart, tmp_path):
   assert ("preempted: pretraining (gin/tiny.gin) stopped on SIGTERM; "
           "finished work is kept, rerun the same command to resume") in errors
   assert "Traceback" not in errors, errors[-3000:]
-  saved = [int(path.name[len("ckpt-"):-len(".index")])
-           for path in (work_dir / "model").glob("ckpt-*.index")]
-  assert saved and max(saved) >= 100, (saved, output[-2000:])
+  saved = sorted(int(path.name[len("ckpt-"):-len(".index")])
+                 for path in (work_dir / "model").glob("ckpt-*.index"))
+  # Saved where the SIGTERM stopped it: the last logged step, after 100 and
+  # off the periodic cadence (without the SIGTERM save, ckpt-100 would be the
+  # latest and the steps after it lost).
+  stopped_step = _logged_steps(metrics_log)[-1]
+  assert 100 < stopped_step < 200, (stopped_step, output[-2000:])
+  assert saved[-2:] == [100, stopped_step], (saved, output[-2000:])
   assert not (work_dir / "export").exists()
+
+
+def _logged_steps(metrics_log):
+  """The steps of a metrics log written so far ([0] before its first
+  record)."""
+  if not metrics_log.exists():
+    return [0]
+  lines = metrics_log.read_text(encoding="utf-8").splitlines()
+  return [0] + [json.loads(line)["step"] for line in lines
+                if line.endswith("}")]

@@ -181,8 +181,16 @@ def test_kill_9_then_rerun_ends_with_the_weights_of_an_uninterrupted_run(
   # must resume from an unfinished run.
   latest = tf.train.latest_checkpoint(str(tmp_path / "killed"))
   assert latest.endswith(("ckpt-4", "ckpt-6")), latest
+  saved_step = int(latest.rsplit("-", 1)[1])
+  killed_steps = _logged_steps(tmp_path / "killed")
   rerun = _run(_command(pretraining_data, tmp_path / "killed", *bindings))
   assert rerun.returncode == 0, rerun.stderr[-3000:]
+  # The rerun ran only the steps after the checkpoint (a run started again
+  # from step 0 would end with the same weights, the run being
+  # deterministic, but would log steps 1, 2, ... again).
+  expected = list(range(saved_step + 1, 9))
+  assert _printed_steps(rerun.stdout) == expected, rerun.stdout[-3000:]
+  assert _logged_steps(tmp_path / "killed") == killed_steps + expected
   assert straight.wait(timeout=_TIMEOUT_SECONDS) == 0
   _assert_same_weights(tmp_path / "killed" / "ckpt-8",
                        tmp_path / "straight" / "ckpt-8")

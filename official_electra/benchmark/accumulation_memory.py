@@ -42,7 +42,9 @@ def _build(settings):
   import numpy as np  # pylint: disable=g-import-not-at-top
   import tensorflow as tf  # pylint: disable=g-import-not-at-top
   import tf_keras  # pylint: disable=g-import-not-at-top
-  from official_electra.modeling import encoder_config  # pylint: disable=g-import-not-at-top
+  from official_electra.modeling import model_config  # pylint: disable=g-import-not-at-top
+  from official_electra.modeling import objectives  # pylint: disable=g-import-not-at-top
+  from official_electra.modeling.models import electra_model  # pylint: disable=g-import-not-at-top
   from official_electra.modeling.layers import dynamic_masking  # pylint: disable=g-import-not-at-top
   from official_electra.modeling.models import electra_pretrainer  # pylint: disable=g-import-not-at-top
   from official_electra.optimization import optimizer_factory  # pylint: disable=g-import-not-at-top
@@ -51,10 +53,10 @@ def _build(settings):
   tf_keras.backend.experimental.enable_tf_random_generator()
   discriminator = shapes.discriminator_config(settings["model"])
   generator = discriminator.scaled(shapes.generator_fraction(settings["model"]))
-  embeddings = encoder_config.build_embeddings(discriminator)
   model = electra_pretrainer.ElectraPretrainer(
-      encoder_config.build_encoder(discriminator, embeddings),
-      encoder_config.build_encoder(generator, embeddings, "generator"),
+      electra_model.ElectraModel.from_config(model_config.ModelConfig(
+          discriminator=discriminator, generator=generator,
+          heads=objectives.get("electra").heads(True))),
       mask_token_id=_MASK_ID, excluded_token_ids=[_CLS_ID, _SEP_ID, _PAD_ID],
       max_predictions_per_seq=dynamic_masking.max_predictions_per_seq(
           settings["seq_len"], 0.15),

@@ -143,8 +143,10 @@ def _build_tensorflow(kind, settings):
   """A `step()` running one TF training step of `kind` (ours/model_garden)."""
   import tensorflow as tf  # pylint: disable=g-import-not-at-top
   import tf_keras  # pylint: disable=g-import-not-at-top
-  from official_electra.modeling import encoder_config  # pylint: disable=g-import-not-at-top
+  from official_electra.modeling import model_config  # pylint: disable=g-import-not-at-top
+  from official_electra.modeling import objectives  # pylint: disable=g-import-not-at-top
   from official_electra.modeling.layers import dynamic_masking  # pylint: disable=g-import-not-at-top
+  from official_electra.modeling.models import electra_model  # pylint: disable=g-import-not-at-top
   from official_electra.modeling.models import electra_pretrainer  # pylint: disable=g-import-not-at-top
   from official_electra.optimization import optimizer_factory  # pylint: disable=g-import-not-at-top
 
@@ -162,10 +164,11 @@ def _build_tensorflow(kind, settings):
       "adamw", peak_learning_rate=5e-4, num_train_steps=10**6,
       num_warmup_steps=10**4)
   if kind == "ours":
-    embeddings = encoder_config.build_embeddings(discriminator_config)
+    # ELECTRA's towers on one embedding block, and its heads.
     model = electra_pretrainer.ElectraPretrainer(
-        encoder_config.build_encoder(discriminator_config, embeddings),
-        encoder_config.build_encoder(generator_config, embeddings, "generator"),
+        electra_model.ElectraModel.from_config(model_config.ModelConfig(
+            discriminator=discriminator_config, generator=generator_config,
+            heads=objectives.get("electra").heads(True))),
         mask_token_id=MASK_ID, excluded_token_ids=[CLS_ID, SEP_ID, PAD_ID],
         max_predictions_per_seq=num_slots, seed=0)
     model.compile(optimizer=optimizer, jit_compile=settings["jit_compile"])

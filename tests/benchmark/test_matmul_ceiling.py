@@ -1,5 +1,7 @@
 """The benchmark's matmul ceiling times the matmuls the FLOP counter counts."""
 
+import time
+
 import pytest
 
 from official_electra.benchmark import matmul_ceiling
@@ -45,14 +47,45 @@ def test_the_vocabulary_projection_is_timed_against_the_untransposed_table():
   }
 
 
-def test_rate_is_positive_for_tiny_shapes():
+def test_rate_of_tiny_shapes_is_their_counted_flops_over_their_clocked_time(
+    monkeypatch):
   discriminator = encoder_config.EncoderConfig(
       vocab_size=50, embedding_size=8, hidden_size=16, num_layers=1,
       num_attention_heads=2, intermediate_size=32)
-  rate = matmul_ceiling.flops_per_second(matmul_ceiling.step_matmul_timings(
-      discriminator, discriminator.scaled(0.5), batch_size=2, seq_len=8,
-      num_slots=2, mixed_precision="float32", repeats=1))
-  assert rate > 0
+  generator = discriminator.scaled(0.5)
+  sizes = dict(batch_size=2, seq_len=8, num_slots=2)
+  # The real clock, each reading kept.
+  clock = time.perf_counter
+  readings = []
+  monkeypatch.setattr(matmul_ceiling.time, "perf_counter",
+                      lambda: readings.append(clock()) or readings[-1])
+  started = time.monotonic()
+  timings = matmul_ceiling.step_matmul_timings(
+      discriminator, generator, mixed_precision="float32", repeats=1, **sizes)
+  elapsed = time.monotonic() - started
+  rate = matmul_ceiling.flops_per_second(timings)
+
+  # Every product of the step, with its count and FLOPs, which add up to the
+  # step's counted training FLOPs (but the discriminator's dense(H -> 1)).
+  shapes = matmul_ceiling._matmul_shapes(  # pylint: disable=protected-access
+      discriminator, generator, **sizes)
+  assert {(t["product"], t["batch"], t["m"], t["k"], t["n"]): t["count"]
+          for t in timings} == dict(shapes)
+  for t in timings:
+    assert t["flops"] == 2 * t["batch"] * t["m"] * t["k"] * t["n"]
+  step_flops = sum(t["count"] * t["flops"] for t in timings)
+  counted = sizes["batch_size"] * flops.pretraining_flops(
+      discriminator, generator, "electra", sizes["seq_len"],
+      sizes["num_slots"]).train_per_example
+  assert 0.9 * counted < step_flops < counted
+  # Each product's time is one call between two readings of the clock
+  # (repeats=1), all within the time the timing took.
+  assert len(readings) == 2 * len(timings)
+  clocked = [end - start for start, end in zip(readings[::2], readings[1::2])]
+  assert sorted(t["seconds"] for t in timings) == sorted(clocked)
+  assert min(clocked) > 0 and sum(clocked) < elapsed
+  step_seconds = sum(t["count"] * t["seconds"] for t in timings)
+  assert rate == pytest.approx(step_flops / step_seconds, rel=1e-12)
 
 
 def test_best_seconds_counts_one_call_of_several(monkeypatch):

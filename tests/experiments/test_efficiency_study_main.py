@@ -15,6 +15,7 @@ import time
 
 import pytest
 
+from official_electra.training import callbacks
 from tests.training import tiny_pretraining
 from tfrecords_tools import sample_corpus
 
@@ -258,24 +259,58 @@ def test_a_preempted_then_killed_study_resumes_to_the_same_results(
   shutil.copy(reference_dir / "vocab.txt", output_dir / "vocab.txt")
   shutil.copytree(reference_dir / "data", output_dir / "data")
   data_stamps = _stamps(output_dir / "data")
+  # Random init's fine-tuning and probe do not depend on pretraining: the
+  # finished study's are kept, so the time goes to what is resumed here.
+  for part in ("finetune", "probe"):
+    shutil.copytree(reference_dir / part / "random_init",
+                    output_dir / part / "random_init")
+  electra_dir, mlm_dir = (output_dir / "pretrain" / name
+                          for name in ("electra", "mlm"))
   # SIGTERM during ELECTRA's pretraining: saved, exit 75 (rerun to continue).
   process = _start(study_inputs, output_dir)
-  _wait_for(process,
-            lambda: (output_dir / "pretrain" / "electra").glob("ckpt-*.index"))
+  _wait_for(process, lambda: electra_dir.glob("ckpt-*.index"))
   process.send_signal(signal.SIGTERM)
   _, stderr = process.communicate(timeout=300)
   assert process.returncode == 75, stderr[-3000:]
   assert "preempted" in stderr.splitlines()[-1]
+  # Saved at the step it stopped at, past the periodic checkpoint awaited.
+  stopped_step = _logged_steps(electra_dir)[-1]
+  assert _saved_step(electra_dir) == stopped_step, stopped_step
   # The rerun continues; kill -9 it once MLM has written a checkpoint.
   process = _start(study_inputs, output_dir)
-  _wait_for(process,
-            lambda: (output_dir / "pretrain" / "mlm").glob("ckpt-*.index"))
+  _wait_for(process, lambda: [] if _saved_step(mlm_dir) is None else [True])
   process.send_signal(signal.SIGKILL)
   process.communicate()
+  killed_step = _saved_step(mlm_dir)
+  mlm_steps_before = _logged_steps(mlm_dir)
   completed = _run(study_inputs, output_dir)
   assert completed.returncode == 0, completed.stderr[-3000:]
   assert _scores(output_dir) == _scores(reference_dir)
   assert _stamps(output_dir / "data") == data_stamps
+  # Each rerun started at the checkpoint it found (a study that pretrained
+  # again from step 0 would reach the same scores, but log the steps again):
+  # ELECTRA's log is the uninterrupted one, MLM's repeats only the steps the
+  # kill lost.
+  assert _logged_steps(electra_dir) == _logged_steps(
+      reference_dir / "pretrain" / "electra")
+  assert _logged_steps(mlm_dir) == mlm_steps_before + [
+      step for step in _logged_steps(reference_dir / "pretrain" / "mlm")
+      if step > killed_step]
+
+
+def _logged_steps(model_dir):
+  """The steps of a pretraining run's metrics log, in the order written."""
+  lines = (model_dir / callbacks.METRICS_LOG_FILE).read_text().splitlines()
+  return [json.loads(line)["step"] for line in lines]
+
+
+def _saved_step(model_dir):
+  """The step of the checkpoint a rerun resumes from (None before one)."""
+  state = model_dir / "checkpoint"  # Replaced whole by each save.
+  if not state.exists():
+    return None
+  latest = state.read_text().splitlines()[0]  # model_checkpoint_path: "..."
+  return int(latest.strip().strip('"').rsplit("-", 1)[1])
 
 
 def _stamps(folder):

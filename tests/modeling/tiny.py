@@ -4,6 +4,8 @@ import numpy as np
 import tensorflow as tf
 
 from official_electra.modeling import encoder_config
+from official_electra.modeling import objectives
+from official_electra.modeling.models import electra_model
 from official_electra.modeling.models import electra_pretrainer
 
 PAD_ID, UNK_ID, CLS_ID, SEP_ID, MASK_ID = 0, 1, 2, 3, 4
@@ -40,6 +42,13 @@ def batch(batch_size=8, seq_len=24, padded_rows=4, real_len=16, pattern=True,
           "input_type_ids": tf.zeros_like(tf.constant(mask))}
 
 
+def model(objective, discriminator, generator):
+  """The `ElectraModel` of two networks with the heads `objective` trains."""
+  return electra_model.ElectraModel(
+      discriminator, generator,
+      heads=objectives.get(objective).heads(generator is not None))
+
+
 def pretrainer(objective="electra", config=TINY, generator_fraction=0.5,
                uniform_generator=False, seed=1, max_predictions_per_seq=4,
                untied_generator_embeddings=False, disallow_correct=False,
@@ -59,7 +68,7 @@ def pretrainer(objective="electra", config=TINY, generator_fraction=0.5,
         config.scaled(generator_fraction),
         None if untied_generator_embeddings else embeddings, "generator")
   return electra_pretrainer.ElectraPretrainer(
-      discriminator, generator, mask_token_id=MASK_ID,
+      model(objective, discriminator, generator), mask_token_id=MASK_ID,
       excluded_token_ids=SPECIAL_IDS,
       max_predictions_per_seq=max_predictions_per_seq, objective=objective,
       uniform_generator=uniform_generator, unigram_counts=unigram_counts,

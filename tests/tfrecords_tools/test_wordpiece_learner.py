@@ -20,11 +20,11 @@ from hypothesis import strategies as st
 import pytest
 from tensorflow_text.tools.wordpiece_vocab import wordpiece_tokenizer_learner_lib as tf_text_learner
 
+from tests import conftest
 from tfrecords_tools import wordpiece_learner
 
 _RESERVED = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
-_CORPUS = os.path.join(os.path.dirname(__file__), "..", "..", "..", "shared",
-                       "data", "corpus")
+_CORPUS = str(conftest.SHARED_DIR / "data" / "corpus")
 
 
 def _both(word_counts, vocab_size, reserved=_RESERVED, **kwargs):
@@ -106,8 +106,10 @@ def test_no_words_is_an_error():
 def _corpus_word_counts(max_lines):
   paths = sorted(glob.glob(os.path.join(_CORPUS, "*.txt.gz")))
   if not paths:
-    pytest.skip(f"no corpus at {os.path.normpath(_CORPUS)} (../shared is "
-                "absent in a user's clone)")
+    # Skips on a user's clone, fails in CI (which has ../shared).
+    conftest.missing_shared_data(
+        f"no corpus (*.txt.gz) at {os.path.normpath(_CORPUS)}: ../shared is "
+        "absent in a user's clone")
   counts = collections.Counter()
   for path in paths:
     with gzip.open(path, "rt", encoding="utf-8", errors="replace") as lines:

@@ -16,6 +16,9 @@ from official_electra.training import resumable_input
 from tests.training import tiny_pretraining
 
 _SEED, _BUFFER = 7, 50
+# Records a stream may read beyond those it gives, by prefetching windows of
+# `_BUFFER` records in parallel (up to 3 windows seen on 2 cores).
+_READ_AHEAD = 20 * _BUFFER
 
 
 def _files(data):
@@ -24,6 +27,22 @@ def _files(data):
 
 def _records(dataset, count):
   return [record.numpy() for record in dataset.take(count)]
+
+
+def _counting_reader(counter):
+  """`tf.data.TFRecordDataset` whose every record read adds 1 to `counter`
+  (an int64 `tf.Variable`)."""
+  reader = tf.data.TFRecordDataset
+
+  def counting_reader(*args, **kwargs):
+
+    def count(record):
+      with tf.control_dependencies([counter.assign_add(1)]):
+        return tf.identity(record)
+
+    return reader(*args, **kwargs).map(count)
+
+  return counting_reader
 
 
 def test_the_build_records_each_shards_examples(pretraining_data):
@@ -38,16 +57,27 @@ def test_the_build_records_each_shards_examples(pretraining_data):
 
 
 def test_the_stream_from_any_record_is_the_uninterrupted_stream_read_that_far(
-    pretraining_data):
+    pretraining_data, monkeypatch):
   files = _files(pretraining_data)
   per_epoch = sum(pretraining_dataloader.record_counts(files))
   uninterrupted = pretraining_dataloader.record_stream(files, _SEED, _BUFFER)
+  records_read = tf.Variable(0, dtype=tf.int64)
   # Inside the first epoch, at an epoch boundary, and some epochs later
   # (the independent route reads every record up to there).
   for start in (5, per_epoch, 3 * per_epoch + 17, 40_003):
-    resumed = pretraining_dataloader.record_stream(
-        files, _SEED, _BUFFER, skip_records=start)
-    assert _records(resumed, 6) == _records(uninterrupted.skip(start), 6), start
+    with monkeypatch.context() as patch:
+      patch.setattr(tf.data, "TFRecordDataset",
+                    _counting_reader(records_read))
+      resumed = pretraining_dataloader.record_stream(
+          files, _SEED, _BUFFER, skip_records=start)
+    records_read.assign(0)
+    resumed_records = _records(resumed, 6)
+    # Only the current epoch's records before the start were read (a stream
+    # that read from the first record and skipped would read `start`); at
+    # least those given were counted, so the count is of this stream's reads.
+    assert 6 <= int(records_read) <= start % per_epoch + 6 + _READ_AHEAD, (
+        start, int(records_read))
+    assert resumed_records == _records(uninterrupted.skip(start), 6), start
   # Each epoch reads every record once (the corpus repeats some), in another
   # order than the last.
   first, second = (_records(uninterrupted.skip(e * per_epoch), per_epoch)
@@ -75,24 +105,31 @@ def _forge_step(model_dir, step):
 
 
 def test_a_run_restored_at_step_one_million_resumes_on_the_stream(
-    tmp_path, pretraining_data):
+    tmp_path, pretraining_data, monkeypatch):
   step = 1_000_000
   settings = dict(train_batch_size=4, shuffle_buffer_size=_BUFFER, seed=_SEED)
   tiny_pretraining.train(tmp_path, pretraining_data, num_train_steps=1,
                          **settings)
   _forge_step(tmp_path, step)
-  result = tiny_pretraining.train(tmp_path, pretraining_data,
-                                  num_train_steps=step + 2,
-                                  num_warmup_steps=0, **settings)
+  files = _files(pretraining_data)
+  per_epoch = sum(pretraining_dataloader.record_counts(files))
+  records_read = tf.Variable(0, dtype=tf.int64)
+  with monkeypatch.context() as patch:
+    patch.setattr(tf.data, "TFRecordDataset", _counting_reader(records_read))
+    result = tiny_pretraining.train(tmp_path, pretraining_data,
+                                    num_train_steps=step + 2,
+                                    num_warmup_steps=0, **settings)
   assert result["step"] == step + 2
+  # The run read the records of the current epoch before its step, its two
+  # batches and what it prefetched: not the 4,000,000 records trained on.
+  assert 2 * 4 <= int(records_read) <= (
+      step * 4 % per_epoch + 2 * 4 + _READ_AHEAD), int(records_read)
   with open(tmp_path / callbacks.METRICS_LOG_FILE) as log_file:
     records = [json.loads(line) for line in log_file]
   assert [record["step"] for record in records] == [1, step + 1, step + 2]
   assert all(np.isfinite(record["loss"]) for record in records)
   # The batch the resumed run starts on: the records after 4,000,000 of
   # them, i.e. epoch 4,000,000 // n at 4,000,000 % n (by hand here).
-  files = _files(pretraining_data)
-  per_epoch = sum(pretraining_dataloader.record_counts(files))
   epoch, offset = divmod(step * 4, per_epoch)
   expected = _records(pretraining_dataloader._epoch_records(  # pylint: disable=protected-access
       files, epoch, _SEED, _BUFFER).concatenate(

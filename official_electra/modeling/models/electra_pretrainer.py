@@ -8,7 +8,6 @@ from official_electra.modeling import objectives
 from official_electra.modeling.layers import dynamic_masking
 from official_electra.modeling.layers import elementwise_gradients
 from official_electra.modeling.layers import replaced_token_sampler
-from official_electra.modeling.models import electra_model
 from official_electra.modeling.models import pretraining_losses
 from official_electra.modeling.models import pretraining_metrics
 
@@ -65,13 +64,14 @@ class ElectraPretrainer(tf_keras.Model):
   For `mlm`-style objectives the main network's MLM loss has weight 1.
 
   Args:
-    discriminator_network: The `ElectraEncoder` that is kept after
-      pretraining; None when `model` is given.
-    generator_network: The generator `ElectraEncoder`, normally on the same
-      `ElectraEmbeddings` instance (tied); None for `mlm` or a uniform
-      generator, and when `model` is given. With networks, the pretrainer
-      builds the `ElectraModel` of the objective's heads
-      (`ObjectiveSpec.heads`).
+    model: The `ElectraModel` trained (weights only: its
+      `discriminator_network`, the network kept after pretraining, its
+      `generator_network`, normally on the same `ElectraEmbeddings` (tied),
+      absent for `mlm` and a uniform or unigram sampler, and at least the
+      heads the objective trains, `ObjectiveSpec.heads`). Build it from a
+      `ModelConfig` (`ElectraModel.from_config`; `training/architecture.py`
+      does) or from two networks (`ElectraModel(discriminator, generator,
+      heads=...)`).
     mask_token_id: Id of `[MASK]`.
     excluded_token_ids: Ids never masked (`[CLS]`, `[SEP]`, `[PAD]`...).
     max_predictions_per_seq: Masked slots per sequence.
@@ -103,16 +103,11 @@ class ElectraPretrainer(tf_keras.Model):
       `_accumulated_gradients`). It must divide the per-replica batch.
     seed: Seed of the masking and sampling randomness (state is a variable,
       saved in checkpoints, so a resumed run draws the same masks).
-    initializer_range: Standard deviation of the heads' initializers (when
-      the pretrainer builds the model).
-    model: An `ElectraModel` (instead of the two networks) holding at least
-      the heads the objective trains.
     **kwargs: `tf_keras.Model` arguments.
   """
 
   def __init__(self,
-               discriminator_network=None,
-               generator_network=None,
+               model=None,
                mask_token_id=None,
                excluded_token_ids=(),
                max_predictions_per_seq=None,
@@ -124,25 +119,22 @@ class ElectraPretrainer(tf_keras.Model):
                uniform_generator=False,
                unigram_counts=None,
                seed=None,
-               initializer_range=0.02,
                disallow_correct=False,
                masking_draws="without_replacement",
                adversarial_mle_steps=0,
                gradient_accumulation_steps=1,
-               model=None,
                **kwargs):
     super().__init__(**kwargs)
     spec = objectives.get(objective)
     objective = spec.name
-    if model is not None:
-      if discriminator_network is not None or generator_network is not None:
-        raise ValueError("pass either model or the networks, not both")
-      discriminator_network = getattr(model, "discriminator_network", None)
-      generator_network = getattr(model, "generator_network", None)
-      needed = set(spec.heads(generator_network is not None))
-      if not needed <= set(model.heads):
-        raise ValueError(f"objective {objective!r} trains the heads "
-                         f"{sorted(needed)}; the model has {list(model.heads)}")
+    if model is None:
+      raise ValueError("the pretrainer needs the ElectraModel it trains")
+    discriminator_network = getattr(model, "discriminator_network", None)
+    generator_network = getattr(model, "generator_network", None)
+    needed = set(spec.heads(generator_network is not None))
+    if not needed <= set(model.heads):
+      raise ValueError(f"objective {objective!r} trains the heads "
+                       f"{sorted(needed)}; the model has {list(model.heads)}")
     if discriminator_network is None:
       raise ValueError("the pretrainer needs a discriminator network")
     if mask_token_id is None or max_predictions_per_seq is None:
@@ -179,8 +171,7 @@ class ElectraPretrainer(tf_keras.Model):
       raise ValueError("adversarial_mle_steps is for objective "
                        f"'adversarial', not {objective!r}")
     self._config = {
-        "discriminator_network": discriminator_network,
-        "generator_network": generator_network,
+        "model": model,
         "mask_token_id": mask_token_id,
         "excluded_token_ids": list(excluded_token_ids),
         "max_predictions_per_seq": max_predictions_per_seq,
@@ -193,7 +184,6 @@ class ElectraPretrainer(tf_keras.Model):
         "unigram_counts": (None if unigram_counts is None else
                            [int(count) for count in unigram_counts]),
         "seed": seed,
-        "initializer_range": initializer_range,
         "disallow_correct": disallow_correct,
         "masking_draws": masking_draws,
         "adversarial_mle_steps": adversarial_mle_steps,
@@ -218,11 +208,6 @@ class ElectraPretrainer(tf_keras.Model):
                                    excluded_token_ids))
     self.sampler = replaced_token_sampler.ReplacedTokenSampler(
         temperature, disallow_correct=disallow_correct)
-    if model is None:
-      model = electra_model.ElectraModel(
-          discriminator_network, generator_network,
-          heads=spec.heads(generator_network is not None),
-          initializer_range=initializer_range)
     # The weights' objects, under the model's attribute names (the
     # checkpoint layout): the pretrainer trains them in place.
     for name, part in model.parts().items():

@@ -9,7 +9,9 @@ the same initial weights take the same steps on the same batches, one in one
 pass per step and one in micro-batches; their weights and losses are saved.
 Dropout is off and the sampling temperature is so low that a sample is the
 generator's argmax, so that the two runs see the same replacements; the masks
-are the same by construction (drawn once for the whole batch).
+are the same by construction (drawn once for the whole batch). The rows of
+every batch the discriminator runs on in training are saved too (one
+micro-batch's, with accumulation).
 """
 
 import sys
@@ -22,6 +24,8 @@ OBJECTIVES = {"one_device": ("electra", "mlm", "electra_15", "all_tokens_mlm",
                              "adversarial"),
               "mirrored": ("electra",)}
 ACCUMULATION = {"one_device": 4, "mirrored": 2}
+REPLICAS = {"one_device": 1, "mirrored": 2}
+BATCH_SIZE = 16
 STEPS = 2
 # REINFORCE's gradient is that of log p at the sampling temperature, 1e4 times
 # the logits' here: after the first step, rounding-level differences between
@@ -30,7 +34,26 @@ STEPS = 2
 OBJECTIVE_STEPS = {"adversarial": 1}
 
 
-def _pretrainer(objective, accumulation):
+def _record_rows(layer, rows):
+  """Adds to the set `rows` the rows of every batch `layer` runs on (when it
+  runs: a micro-batch's rows are only known then)."""
+  call = layer.call
+
+  def add(count):
+    rows.add(int(count))
+    return count
+
+  def recording_call(inputs, *args, **kwargs):
+    recorded = tf.py_function(add, [tf.shape(tf.nest.flatten(inputs)[0])[0]],
+                              tf.int32)
+    with tf.control_dependencies([recorded]):
+      inputs = tf.nest.map_structure(tf.identity, inputs)
+    return call(inputs, *args, **kwargs)
+
+  layer.call = recording_call
+
+
+def _pretrainer(objective, accumulation, discriminator_rows):
   # Imported after the devices are configured.
   from official_electra.modeling import encoder_config  # pylint: disable=import-outside-toplevel
   from official_electra.modeling.models import electra_pretrainer  # pylint: disable=import-outside-toplevel
@@ -44,7 +67,7 @@ def _pretrainer(objective, accumulation):
   generator = None if objective == "mlm" else encoder_config.build_encoder(
       config.scaled(0.5), embeddings, "generator")
   pretrainer = electra_pretrainer.ElectraPretrainer(
-      discriminator, generator, mask_token_id=tiny.MASK_ID,
+      tiny.model(objective, discriminator, generator), mask_token_id=tiny.MASK_ID,
       excluded_token_ids=tiny.SPECIAL_IDS, max_predictions_per_seq=4,
       objective=objective, temperature=1e-4, seed=11,
       gradient_accumulation_steps=accumulation)
@@ -56,6 +79,7 @@ def _pretrainer(objective, accumulation):
   pretrainer({"input_word_ids": ids, "input_mask": tf.ones_like(ids),
               "input_type_ids": ids}, training=False)
   optimizer.build(pretrainer.trainable_variables)
+  _record_rows(discriminator, discriminator_rows)
   return pretrainer
 
 
@@ -69,13 +93,14 @@ def main(strategy_name, output):
     strategy = tf.distribute.OneDeviceStrategy("/cpu:0")
   from tests.modeling import tiny  # pylint: disable=import-outside-toplevel
   # 16 rows, the last 4 half padding: micro-batches differ in their weights.
-  batches = [tiny.batch(batch_size=16, padded_rows=4, pattern=False,
+  batches = [tiny.batch(batch_size=BATCH_SIZE, padded_rows=4, pattern=False,
                         seed=seed) for seed in range(STEPS)]
   results = {}
   for objective in OBJECTIVES[strategy_name]:
     for accumulation in (1, ACCUMULATION[strategy_name]):
+      discriminator_rows = set()
       with strategy.scope():
-        pretrainer = _pretrainer(objective, accumulation)
+        pretrainer = _pretrainer(objective, accumulation, discriminator_rows)
       initial = [variable.numpy() for variable in
                  pretrainer.trainable_variables]
       dataset = tf.data.Dataset.from_tensor_slices(
@@ -92,6 +117,8 @@ def main(strategy_name, output):
         results[f"{key}/initial_{index}"] = initial[index]
       results[f"{key}/num_variables"] = np.asarray(
           len(pretrainer.trainable_variables))
+      results[f"{key}/discriminator_rows"] = np.asarray(
+          sorted(discriminator_rows))
   np.savez(output, **results)
 
 

@@ -55,9 +55,12 @@ def measure_step(strategy, loss_weights):
   with strategy.scope():
     embeddings = encoder_config.build_embeddings(tiny.TINY)
     pretrainer = electra_pretrainer.ElectraPretrainer(
-        encoder_config.build_encoder(tiny.TINY, embeddings, "discriminator"),
-        encoder_config.build_encoder(tiny.TINY.scaled(0.5), embeddings,
-                                     "generator"),
+        tiny.model(
+            "electra",
+            encoder_config.build_encoder(tiny.TINY, embeddings,
+                                         "discriminator"),
+            encoder_config.build_encoder(tiny.TINY.scaled(0.5), embeddings,
+                                         "generator")),
         mask_token_id=tiny.MASK_ID, excluded_token_ids=tiny.SPECIAL_IDS,
         max_predictions_per_seq=4, seed=1,
         generator_loss_weight=generator_weight,

@@ -236,6 +236,6 @@ def test_adversarial_mle_steps_is_for_the_adversarial_objective_only():
   with pytest.raises(ValueError, match="adversarial_mle_steps"):
     discriminator = tiny.pretrainer("electra").discriminator_network
     electra_pretrainer.ElectraPretrainer(
-        discriminator, None, mask_token_id=tiny.MASK_ID,
+        tiny.model("electra", discriminator, None), mask_token_id=tiny.MASK_ID,
         excluded_token_ids=tiny.SPECIAL_IDS, max_predictions_per_seq=4,
         objective="electra", uniform_generator=True, adversarial_mle_steps=3)

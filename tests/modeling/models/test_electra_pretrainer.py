@@ -192,12 +192,13 @@ def test_invalid_arguments_are_rejected():
   discriminator = tiny.pretrainer("mlm").discriminator_network
   with pytest.raises(ValueError, match="generator_network=None"):
     electra_pretrainer.ElectraPretrainer(
-        discriminator, discriminator, mask_token_id=4, excluded_token_ids=[0],
-        max_predictions_per_seq=3, objective="mlm")
+        tiny.model("mlm", discriminator, discriminator), mask_token_id=4,
+        excluded_token_ids=[0], max_predictions_per_seq=3, objective="mlm")
   with pytest.raises(ValueError, match="needs either"):
     electra_pretrainer.ElectraPretrainer(
-        discriminator, None, mask_token_id=4, excluded_token_ids=[0],
-        max_predictions_per_seq=3, objective="electra")
+        tiny.model("electra", discriminator, None), mask_token_id=4,
+        excluded_token_ids=[0], max_predictions_per_seq=3,
+        objective="electra")
 
 
 def _same_weights(pretrainer, reference, inputs):

@@ -34,8 +34,15 @@ def runs(request, tmp_path_factory):
 def test_accumulated_steps_equal_one_step_on_the_whole_batch(runs):
   strategy, results = runs
   k = accumulation_run.ACCUMULATION[strategy]
+  rows = accumulation_run.BATCH_SIZE // accumulation_run.REPLICAS[strategy]
   for objective in accumulation_run.OBJECTIVES[strategy]:
     whole, accumulated = f"{objective}/1", f"{objective}/{k}"
+    # The accumulated run did split each replica's batch: its discriminator
+    # only ever ran on micro-batches (the same weights from one pass on the
+    # whole batch would not show that accumulation happened).
+    assert list(results[f"{whole}/discriminator_rows"]) == [rows], objective
+    assert list(results[f"{accumulated}/discriminator_rows"]) == [
+        rows // k], objective
     count = int(results[f"{whole}/num_variables"])
     assert count == int(results[f"{accumulated}/num_variables"]) > 20
     np.testing.assert_allclose(results[f"{accumulated}/loss"],

@@ -24,7 +24,8 @@ def _two_stage(seed=1):
   # Its own embeddings: the two towers are the same size but not tied.
   generator = encoder_config.build_encoder(config, None, "generator")
   pretrainer = electra_pretrainer.ElectraPretrainer(
-      discriminator, generator, mask_token_id=tiny.MASK_ID,
+      tiny.model("two_stage", discriminator, generator),
+      mask_token_id=tiny.MASK_ID,
       excluded_token_ids=tiny.SPECIAL_IDS, max_predictions_per_seq=4,
       objective="two_stage", seed=seed)
   pretrainer.compile(optimizer=optimizer_factory.create_optimizer(
@@ -120,12 +121,14 @@ def test_two_stage_needs_untied_towers_and_a_generator():
   tied = encoder_config.build_encoder(config, embeddings, "g")
   with pytest.raises(ValueError, match="own embeddings"):
     electra_pretrainer.ElectraPretrainer(
-        discriminator, tied, mask_token_id=tiny.MASK_ID,
+        tiny.model("two_stage", discriminator, tied),
+        mask_token_id=tiny.MASK_ID,
         excluded_token_ids=tiny.SPECIAL_IDS, max_predictions_per_seq=4,
         objective="two_stage")
   with pytest.raises(ValueError, match="pass generator_network"):
     electra_pretrainer.ElectraPretrainer(
-        discriminator, None, mask_token_id=tiny.MASK_ID,
+        tiny.model("two_stage", discriminator, None),
+        mask_token_id=tiny.MASK_ID,
         excluded_token_ids=tiny.SPECIAL_IDS, max_predictions_per_seq=4,
         objective="two_stage", uniform_generator=True)
 
