@@ -78,17 +78,23 @@ def test_the_cadence_goes_on_from_the_step_a_run_resumes_at(tmp_path):
   assert _saved_steps(str(tmp_path)) == [6, 10, 16]
 
 
-def test_sigterm_saves_the_block_end_and_raises_preempted(tmp_path):
+# A program's one run (pretraining), and one of several (a fine-tuning seed).
+@pytest.mark.parametrize("run, message", [
+    ((), r"^SIGTERM at step 6; checkpoint .*ckpt-6; rerun the same command to "
+     r"resume from it$"),
+    (("SST-2 seed 0", 90), r"^SIGTERM: SST-2 seed 0 stopped at step 6 of 90, "
+     r"checkpoint .*ckpt-6; rerun the same command to resume from it$"),
+])
+def test_sigterm_saves_the_block_end_and_raises_preempted(tmp_path, run,
+                                                          message):
   model = _compiled_model(steps_per_execution=3)
   saved = _step_checkpoints(model, str(tmp_path), save_every_steps=100)
   previous_handler = signal.getsignal(signal.SIGTERM)
-  with pytest.raises(preemption.Preempted,
-                     match=r"^SIGTERM at step 6; checkpoint .*ckpt-6; rerun "
-                     r"the same command to resume from it$") as raised:
+  with pytest.raises(preemption.Preempted, match=message) as raised:
     with preemption.SigtermFlag() as sigterm:
       model.fit(_batches(30), verbose=0, callbacks=[
           _SigtermAfterStep(4),
-          preemption.CheckpointCallback(saved, sigterm)])
+          preemption.CheckpointCallback(saved, sigterm, *run)])
   assert raised.value.step == 6
   assert raised.value.checkpoint == os.path.join(str(tmp_path), "ckpt-6")
   assert tf.train.latest_checkpoint(str(tmp_path)) == raised.value.checkpoint

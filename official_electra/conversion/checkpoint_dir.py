@@ -15,8 +15,6 @@ model_dir converts too.
 
 import os
 
-import tensorflow as tf
-
 from official_electra import files
 from official_electra.conversion import electra_parts
 from official_electra.modeling import checkpoints
@@ -44,21 +42,10 @@ def write_checkpoint_dir(model, output_dir, special_token_ids, vocab_file=None,
     The checkpoint prefix, `<output_dir>/ckpt-0`.
   """
   electra_parts.check_new_output(output_dir)
-  staging = files.staging_folder(output_dir)
-  try:
-    manager = tf.train.CheckpointManager(
-        tf.train.Checkpoint(model=model), staging, max_to_keep=1)
-    manager.save(checkpoint_number=0)
-    if vocab_file is not None:
-      files.copy(vocab_file, os.path.join(staging, VOCAB_FILE))
-    model_config_lib.write_model_config(staging, electra_parts.model_config(
-        *electra_parts.model_configs(model), special_token_ids, lower_case))
-    files.publish_folder(staging, output_dir,
-                         last=model_config_lib.MODEL_CONFIG_FILE)
-  except BaseException:
-    files.remove_tree(staging)
-    raise
-  return os.path.join(output_dir, "ckpt-0")
+  return checkpoints.write_checkpoint_folder(
+      model, output_dir, electra_parts.model_config(
+          *electra_parts.model_configs(model), special_token_ids, lower_case),
+      vocab_file)
 
 
 def read_config_file(path):

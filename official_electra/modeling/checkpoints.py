@@ -18,6 +18,7 @@ import os
 
 import tensorflow as tf
 
+from official_electra import files
 from official_electra.modeling import errors
 from official_electra.modeling import model_config as model_config_lib
 
@@ -184,3 +185,37 @@ def dropout_random_state(model):
       # Keyed by position: layer names carry process-wide counters.
       generators[f"generator_{len(generators)}"] = generator
   return tf.train.Checkpoint(**generators)
+
+
+def write_checkpoint_folder(model, folder, config, vocab_file=None):
+  """Writes `model` as `folder/ckpt-0` with `config` and the vocabulary.
+
+  The checkpoint is `tf.train.Checkpoint(model=model)` (the one layout) with
+  its `checkpoint` state file, beside `model_config.json` and, when given, a
+  copy of `vocab_file` as `vocab.txt`. Everything is written to a staging
+  folder and published whole, `model_config.json` last, so a failed or
+  killed save leaves no complete-looking folder.
+
+  Args:
+    model: the object saved under `model/` (an `ElectraModel`, or a
+      `tf.train.Checkpoint` of some of its attributes).
+    folder: a new (or empty) folder; the caller checks that it is.
+    config: the `model_config.ModelConfig` recorded.
+    vocab_file: the vocabulary copied in, or None.
+
+  Returns:
+    The checkpoint prefix written, `<folder>/ckpt-0`.
+  """
+  staging = files.staging_folder(folder)
+  try:
+    tf.train.CheckpointManager(tf.train.Checkpoint(model=model), staging,
+                               max_to_keep=1).save(checkpoint_number=0)
+    if vocab_file is not None:
+      files.copy(vocab_file, os.path.join(staging, VOCAB_FILE))
+    model_config_lib.write_model_config(staging, config)
+    files.publish_folder(staging, folder,
+                         last=model_config_lib.MODEL_CONFIG_FILE)
+  except BaseException:
+    files.remove_tree(staging)
+    raise
+  return os.path.join(folder, "ckpt-0")

@@ -14,7 +14,6 @@ Anything else is one `CheckpointError` line naming the path and the fix.
 """
 
 import dataclasses
-import os
 
 import tensorflow as tf
 
@@ -163,21 +162,10 @@ def save_encoder(encoder, folder, tokenizer, max_seq_length):
     checkpoints.CheckpointError: `folder` is not new.
   """
   check_new_folder(folder)
-  staging = files.staging_folder(folder)
-  try:
-    tf.train.CheckpointManager(
-        tf.train.Checkpoint(model=tf.train.Checkpoint(
-            discriminator_network=encoder)),
-        staging, max_to_keep=1).save(checkpoint_number=0)
-    files.copy(tokenizer.vocab_file,
-               os.path.join(staging, checkpoints.VOCAB_FILE))
-    model_config_lib.write_model_config(staging, model_config_lib.ModelConfig(
-        discriminator=encoder_config_of(encoder),
-        special_token_ids=tokenizer.special_token_ids(),
-        lower_case=tokenizer.lower_case, max_seq_length=max_seq_length))
-    files.publish_folder(staging, folder,
-                         last=model_config_lib.MODEL_CONFIG_FILE)
-  except BaseException:
-    files.remove_tree(staging)
-    raise
-  return os.path.join(folder, "ckpt-0")
+  return checkpoints.write_checkpoint_folder(
+      tf.train.Checkpoint(discriminator_network=encoder), folder,
+      model_config_lib.ModelConfig(
+          discriminator=encoder_config_of(encoder),
+          special_token_ids=tokenizer.special_token_ids(),
+          lower_case=tokenizer.lower_case, max_seq_length=max_seq_length),
+      tokenizer.vocab_file)

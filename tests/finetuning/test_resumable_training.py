@@ -1,8 +1,7 @@
-"""Training checkpoints of `finetuning/resumable_training.py` and SIGTERM
-handling of `preemption.CheckpointCallback` in fine-tuning."""
+"""Training checkpoints of `finetuning/resumable_training.py` (SIGTERM in a
+fine-tuning seed: `tests/test_preemption.py`)."""
 
 import os
-import signal
 
 import numpy as np
 import pytest
@@ -29,17 +28,6 @@ def _batches(num_batches):
       (features, features.sum(axis=1))).batch(2)
 
 
-class _SigtermAtBatch(tf_keras.callbacks.Callback):
-
-  def __init__(self, batch):
-    super().__init__()
-    self._batch = batch
-
-  def on_train_batch_end(self, batch, logs=None):
-    if batch == self._batch:
-      os.kill(os.getpid(), signal.SIGTERM)
-
-
 def test_periodic_saves_keep_the_latest(tmp_path):
   model = _compiled_model()
   saved = resumable_training.TrainingCheckpoints(
@@ -50,23 +38,6 @@ def test_periodic_saves_keep_the_latest(tmp_path):
   assert saved.step == 7
   assert [os.path.basename(path) for path in tf.train.get_checkpoint_state(
       str(tmp_path)).all_model_checkpoint_paths] == ["ckpt-4", "ckpt-6"]
-
-
-def test_sigterm_saves_at_the_step_boundary_and_raises(tmp_path):
-  model = _compiled_model()
-  saved = resumable_training.TrainingCheckpoints(
-      model, str(tmp_path), save_every_steps=100, max_to_keep=2)
-  previous_handler = signal.getsignal(signal.SIGTERM)
-  with pytest.raises(preemption.Preempted,
-                     match=r"SIGTERM: SST-2 seed 0 stopped at step 3 of 10, "
-                     r"checkpoint .*ckpt-3; rerun the same command") as raised:
-    with preemption.SigtermFlag() as sigterm:
-      model.fit(_batches(10), verbose=0, callbacks=[
-          _SigtermAtBatch(2),
-          preemption.CheckpointCallback(saved, sigterm, "SST-2 seed 0", 10)])
-  assert raised.value.step == 3
-  assert tf.train.latest_checkpoint(str(tmp_path)) == raised.value.checkpoint
-  assert signal.getsignal(signal.SIGTERM) == previous_handler
 
 
 def test_restore_continues_exactly_and_rejects_another_shape(tmp_path):
