@@ -109,8 +109,8 @@ def main(argv):
   del argv
   try:
     _parse_gin(flags.FLAGS.gin_file, flags.FLAGS.gin_bindings)
-    needed = ("glue_dir", "output_dir") + (
-        () if flags.FLAGS.pretrained_from else ("corpus",))
+    needed = (() if flags.FLAGS.pretrained_from else ("corpus",)) + (
+        "glue_dir", "output_dir")
     missing = [name for name in needed if not getattr(flags.FLAGS, name)]
     if flags.FLAGS.pretrained_from and (flags.FLAGS.corpus or
                                         flags.FLAGS.vocab_file):
