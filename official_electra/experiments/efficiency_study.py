@@ -372,22 +372,23 @@ def run_study(output_dir: str, corpus: str, glue_dir: str,
         settings.warmup_proportion)
 
   if pretrained_from:
-    vocab_file = _pretrained_vocab(pretrained_from)
-  # Settings that cannot work fail now, not after the data is built.
-  make_plans(_vocab_size(vocab_file) if vocab_file else settings.vocab_size)
-  if pretrained_from:
-    data_dir = None
-    _check_pretrained(pretrained_from, make_plans(_vocab_size(vocab_file))[1])
+    # Nothing to build: that study's vocabulary and kept checkpoints.
+    vocab_file, data_dir = _pretrained_vocab(pretrained_from), None
+    encoder, plans = make_plans(_vocab_size(vocab_file))
+    _check_pretrained(pretrained_from, plans)
     log(f"[study] no pretraining here: the kept checkpoints of "
         f"{pretrained_from}")
-  tf.io.gfile.makedirs(output_dir)
-  if settings.task_text_copies and not pretrained_from:
-    corpus = _with_task_text(corpus, output_dir, glue_dir, task_names,
-                             settings.task_text_copies, log)
-  if not pretrained_from:
+    tf.io.gfile.makedirs(output_dir)
+  else:
+    # Settings that cannot work fail now, not after the data is built.
+    make_plans(_vocab_size(vocab_file) if vocab_file else settings.vocab_size)
+    tf.io.gfile.makedirs(output_dir)
+    if settings.task_text_copies:
+      corpus = _with_task_text(corpus, output_dir, glue_dir, task_names,
+                               settings.task_text_copies, log)
     vocab_file, data_dir = prepare_data(corpus, output_dir, settings,
                                         vocab_file, log)
-  encoder, plans = make_plans(_vocab_size(vocab_file))
+    encoder, plans = make_plans(_vocab_size(vocab_file))
   pretrain_root = os.path.join(pretrained_from or output_dir, "pretrain")
   for plan in plans:
     log(f"[study] {plan.name}: {plan.num_train_steps} steps of "
