@@ -1,9 +1,14 @@
-"""Fine-tunes a pretrained ELECTRA discriminator on GLUE and scores its dev sets.
+"""Fine-tunes a pretrained ELECTRA discriminator on GLUE or SQuAD and scores
+its dev sets.
 
     python -m official_electra.finetune --task=RTE --glue_dir=glue_data \
       --init_checkpoint=runs/small --vocab_file=vocab.txt --model_dir=runs/glue \
       [--gin_file=gin/glue/small.gin] [--gin_bindings=glue_hyperparameters.learning_rate=1e-4] \
       [--num_seeds=10]
+    python -m official_electra.finetune --task=SQuAD-1.1 \
+      --train_file=train-v1.1.json --predict_file=dev-v1.1.json \
+      --init_checkpoint=runs/small --model_dir=runs/squad \
+      [--gin_file=gin/squad/small.gin] [--train_articles=0-39 --predict_articles=40-47]
 
 On SIGTERM (preemption) the running seed stops at the next training step,
 writes a checkpoint, prints `preempted: ...` and exits with status 75
@@ -13,12 +18,17 @@ writes a checkpoint, prints `preempted: ...` and exits with status 75
 as it ran, behind the medians the gin files quote) or `paper` (Table 7); see
 official_electra/finetuning/recipes.py.
 
-`--task` is one GLUE task, a comma-separated list, or `all`. `--init_checkpoint`
+`--task` is one GLUE task, a comma-separated list, or `all`; or `SQuAD-1.1` or
+`SQuAD-2.0` (alone; settings `squad_hyperparameters.*` and `squad_task.*`,
+default gin file gin/squad/small.gin; the windows are cached under
+`<model_dir>/<task>/features/`). `--init_checkpoint`
 takes a pretraining model_dir or a checkpoint prefix (omit it only to measure a
 randomly initialised encoder). Writes `<model_dir>/eval_results.json` (every
 metric of every task, per seed and the median), `<model_dir>/submission/` (GLUE
 submission files from each task's median seed), `<model_dir>/<TASK>/seed_<s>/`
-(TensorBoard logs, checkpoint, predictions) and `<model_dir>/operative_config.gin`.
+(TensorBoard logs, checkpoint, predictions) and `<model_dir>/operative_config.gin`;
+for SQuAD `<model_dir>/submission/` holds the median seed's `predictions.json`
+(and `null_odds.json`), the official scripts' input.
 See official_electra/finetuning/README.md.
 """
 
@@ -36,8 +46,11 @@ from official_electra import files
 from official_electra import preemption
 from official_electra import settings_check
 from official_electra.data import glue
+from official_electra.data import squad
+from official_electra.finetuning import glue_family
 from official_electra.finetuning import outputs
 from official_electra.finetuning import recipes
+from official_electra.finetuning import squad_family
 from official_electra.finetuning import tasks
 from official_electra.finetuning import trainer
 from official_electra.modeling import checkpoints
@@ -48,11 +61,20 @@ from official_electra.tokenization import vocabulary
 from official_electra.tokenization import wordpiece_tokenizer
 
 DEFAULT_GIN_FILE = os.path.join("gin", "glue", "small.gin")
+DEFAULT_SQUAD_GIN_FILE = os.path.join("gin", "squad", "small.gin")
 
 flags.DEFINE_string("task", None, "A GLUE task (CoLA, SST-2, MRPC, STS-B, QQP, "
-                    "MNLI, QNLI, RTE, WNLI), a comma-separated list, or all.")
+                    "MNLI, QNLI, RTE, WNLI), a comma-separated list, or all; "
+                    "or SQuAD-1.1 or SQuAD-2.0.")
 flags.DEFINE_string("glue_dir", None, "Folder the GLUE download script wrote "
-                    "(one sub-folder per task).")
+                    "(one sub-folder per task); GLUE tasks only.")
+flags.DEFINE_string("train_file", None, "SQuAD: the training JSON.")
+flags.DEFINE_string("predict_file", None, "SQuAD: the JSON scored after each "
+                    "epoch (the dev set).")
+flags.DEFINE_string("train_articles", None, "SQuAD: indices of the training "
+                    "file's articles to train on, e.g. 0-39 (default all).")
+flags.DEFINE_string("predict_articles", None, "SQuAD: indices of the predict "
+                    "file's articles to score, e.g. 40-47 (default all).")
 flags.DEFINE_string("init_checkpoint", None, "Pretraining model_dir or "
                     "checkpoint prefix to start from.")
 flags.DEFINE_string("model_dir", None, "Output folder.")
@@ -74,6 +96,10 @@ GinEncoderConfig = gin.external_configurable(encoder_config.EncoderConfig,
                                              "glue_encoder")
 GinHyperparameters = gin.external_configurable(trainer.FinetuneHyperparameters,
                                                "glue_hyperparameters")
+GinSquadHyperparameters = gin.external_configurable(
+    trainer.FinetuneHyperparameters, "squad_hyperparameters")
+GinSquadSettings = gin.external_configurable(squad_family.SquadSettings,
+                                             "squad_task")
 
 
 
@@ -99,11 +125,14 @@ def _resolve_vocab_file(vocab_file, init_checkpoint):
       "WordPiece vocabulary, e.g. BERT's uncased vocab.txt)")
 
 
-def _parse_gin(gin_files, gin_bindings):
+def _parse_gin(gin_files, gin_bindings, task_flag=None):
+  squad = task_flag in squad_family.TASK_NAMES
   command_line.parse_gin(
-      gin_files or [DEFAULT_GIN_FILE], gin_bindings,
-      "see gin/glue/ for small.gin, base.gin and large.gin",
-      "fix the binding (see gin/glue/recipe.gin for the names)")
+      gin_files or [DEFAULT_SQUAD_GIN_FILE if squad else DEFAULT_GIN_FILE],
+      gin_bindings,
+      "see gin/glue/ and gin/squad/ for small.gin, base.gin and large.gin",
+      "fix the binding (see gin/glue/recipe.gin and gin/squad/recipe.gin for "
+      "the names)")
 
 
 def resolve_encoder_config(init_checkpoint):
@@ -158,29 +187,87 @@ _HYPERPARAMETER_RULES = {
 }
 
 
-def _hyperparameters():
-  """The `glue_hyperparameters`, the recipe's values filled in.
+_SQUAD_SETTING_RULES = {
+    "doc_stride": _CHECK.POSITIVE_INTEGER,
+    "max_query_length": _CHECK.POSITIVE_INTEGER,
+    "n_best_size": _CHECK.POSITIVE_INTEGER,
+    "max_answer_length": _CHECK.POSITIVE_INTEGER,
+    "joint_prediction": _CHECK.BOOLEAN,
+    "beam_size": _CHECK.POSITIVE_INTEGER,
+    "answerable_classifier": _CHECK.BOOLEAN,
+    "answerable_uses_start_logits": _CHECK.BOOLEAN,
+    "answerable_weight": _CHECK.NON_NEGATIVE_NUMBER,
+    "head_hidden_size": _CHECK.POSITIVE_INTEGER,
+    "null_threshold": _CHECK.number(),
+}
+
+
+def _hyperparameters(name="glue_hyperparameters"):
+  """The `glue_hyperparameters` (or `squad_hyperparameters`), the recipe's
+  values filled in.
 
   Raises:
     SettingError (a GinConfigError): naming the first binding of the wrong
       type or range (checked before the recipe is looked up).
   """
-  settings_check.check(gin.get_bindings("glue_hyperparameters"),
-                       _HYPERPARAMETER_RULES, "glue_hyperparameters.",
-                       "fix the binding")
+  settings_check.check(gin.get_bindings(name), _HYPERPARAMETER_RULES,
+                       f"{name}.", "fix the binding")
+  if name == "squad_hyperparameters":
+    return GinSquadHyperparameters()
   return GinHyperparameters()
 
 
-def run(task_flag, glue_dir, init_checkpoint, model_dir, vocab_file, lower_case,
-        num_seeds):
-  """Fine-tunes every requested task; returns `{task: summary}`."""
+def _squad_settings():
+  """The `squad_task` settings, checked."""
+  settings_check.check(gin.get_bindings("squad_task"), _SQUAD_SETTING_RULES,
+                       "squad_task.", "fix the binding")
+  return GinSquadSettings()
+
+
+def _families(task_flag, glue_dir, squad_files, model_dir):
+  """The task families `--task` names (SQuAD's alone, or GLUE tasks)."""
+  if task_flag in squad_family.TASK_NAMES:
+    train_file, predict_file, train_articles, predict_articles = (
+        squad_files or (None,) * 4)
+    for flag, path in (("--train_file", train_file),
+                       ("--predict_file", predict_file)):
+      if not path:
+        raise squad.SquadDataError(f"--task={task_flag} needs {flag}: pass "
+                                   "the SQuAD JSON file")
+      if not files.isfile(path):
+        raise squad.SquadDataError(f"{path}: no such file; pass {flag} "
+                                   "pointing at a SQuAD JSON file")
+    return [squad_family.SquadFamily(
+        task_flag, train_file, predict_file, _squad_settings(),
+        os.path.join(model_dir, task_flag, "features"),
+        train_articles=(None if train_articles is None else
+                        squad.parse_article_indices(train_articles)),
+        predict_articles=(None if predict_articles is None else
+                          squad.parse_article_indices(predict_articles)))]
   task_names = tasks.resolve_task_names(task_flag)
+  if not glue_dir:
+    raise glue.GlueDataError(f"--task={task_flag} needs --glue_dir: pass the "
+                             "GLUE download script's output folder")
   if not files.isdir(glue_dir):
     raise glue.GlueDataError(f"{glue_dir}: no such folder; pass --glue_dir "
                              "pointing at the GLUE download script's output")
+  return [glue_family.GlueFamily(name, glue_dir) for name in task_names]
+
+
+def run(task_flag, glue_dir, init_checkpoint, model_dir, vocab_file, lower_case,
+        num_seeds, squad_files=None):
+  """Fine-tunes every requested task; returns `{task: summary}`.
+
+  `squad_files`: for a SQuAD task, `(train_file, predict_file,
+  train_articles, predict_articles)` (the articles as text such as `0-39`,
+  or None for all).
+  """
+  is_squad = task_flag in squad_family.TASK_NAMES
+  families = _families(task_flag, glue_dir, squad_files, model_dir)
   config = resolve_encoder_config(init_checkpoint)
   settings_check.check_encoder(config, "glue_encoder.")
-  hyperparameters = _hyperparameters()
+  hyperparameters = _hyperparameters("squad_hyperparameters" if is_squad
+                                     else "glue_hyperparameters")
   tokenizer = wordpiece_tokenizer.WordpieceTokenizer(
       _resolve_vocab_file(vocab_file, init_checkpoint), lower_case=lower_case)
   if tokenizer.vocab_size != config.vocab_size:
@@ -202,10 +289,11 @@ def run(task_flag, glue_dir, init_checkpoint, model_dir, vocab_file, lower_case,
   results_path = os.path.join(model_dir, outputs.EVAL_RESULTS_FILE)
   all_results = (files.read_json(results_path)
                  if files.isfile(results_path) else {})
-  for task_name in task_names:
-    summary = trainer.finetune_task(task_name, glue_dir, tokenizer, config,
-                                    init_checkpoint, hyperparameters, num_seeds,
-                                    model_dir)
+  for family in families:
+    task_name = family.name
+    summary = trainer.finetune_task(family, tokenizer, config,
+                                    init_checkpoint, hyperparameters,
+                                    num_seeds, model_dir)
     all_results[task_name] = summary
     files.write_json(results_path, all_results)
     logging.info("%s median over %d seed(s): %s", task_name, num_seeds,
@@ -218,10 +306,13 @@ def run(task_flag, glue_dir, init_checkpoint, model_dir, vocab_file, lower_case,
 def main(argv):
   del argv
   try:
-    _parse_gin(flags.FLAGS.gin_file, flags.FLAGS.gin_bindings)
+    _parse_gin(flags.FLAGS.gin_file, flags.FLAGS.gin_bindings,
+               flags.FLAGS.task)
     run(flags.FLAGS.task, flags.FLAGS.glue_dir, flags.FLAGS.init_checkpoint,
         flags.FLAGS.model_dir, flags.FLAGS.vocab_file, flags.FLAGS.lower_case,
-        flags.FLAGS.num_seeds)
+        flags.FLAGS.num_seeds,
+        squad_files=(flags.FLAGS.train_file, flags.FLAGS.predict_file,
+                     flags.FLAGS.train_articles, flags.FLAGS.predict_articles))
   except errors.UserError as error:
     command_line.exit_with_error(error, flags.FLAGS.verbose)
   except preemption.Preempted as preempted:
@@ -229,5 +320,5 @@ def main(argv):
 
 
 if __name__ == "__main__":
-  flags.mark_flags_as_required(["task", "glue_dir", "model_dir"])
+  flags.mark_flags_as_required(["task", "model_dir"])
   app.run(main)

@@ -9,7 +9,7 @@ coordinator runs them in turn, alternating, `repetitions` timed rounds of
 `steps` training steps each. Both train a sentence-pair classifier (2 labels)
 on the same GLUE-like batch (`batch_size` x `seq_len` tokens, every position
 real) with the fine-tuning recipe (paper Appendix A):
-  ours         `official_electra.finetuning.trainer`: `build_classifier` and
+  ours         `official_electra.finetuning.glue_family`: `build_classifier` and
                the compile `official_electra.finetune` uses (the original
                AdamW with eps 1e-6, weight decay 0.01 but not on LayerNorm or
                biases, layer-wise learning-rate decay 0.8, warm-up and linear
@@ -97,6 +97,7 @@ def build_ours(settings):
   """`step()` of our fine-tuning: one `ElectraClassifier.train_step`."""
   import tensorflow as tf  # pylint: disable=g-import-not-at-top
   import tf_keras  # pylint: disable=g-import-not-at-top
+  from official_electra.finetuning import glue_family  # pylint: disable=g-import-not-at-top
   from official_electra.finetuning import tasks  # pylint: disable=g-import-not-at-top
   from official_electra.finetuning import trainer  # pylint: disable=g-import-not-at-top
 
@@ -106,10 +107,10 @@ def build_ours(settings):
   config = _config(settings["model"])
   task = tasks.get_task(TASK)
   hyperparameters = _hyperparameters(settings)
-  classifier = trainer.build_classifier(config, task, hyperparameters)
+  classifier = glue_family.build_classifier(config, task, hyperparameters)
   # The compile official_electra.finetune uses (optimizer, schedule, layer-wise
   # decay, loss): the one place that recipe is written.
-  trainer._compile(classifier, task, hyperparameters, NUM_TRAIN_STEPS)  # pylint: disable=protected-access
+  glue_family.compile_classifier(classifier, task, hyperparameters, NUM_TRAIN_STEPS)
   ids, type_ids, labels = _batch(settings["batch_size"], settings["seq_len"],
                                  config.vocab_size)
   features = {"input_word_ids": ids, "input_mask": tf.ones_like(ids),

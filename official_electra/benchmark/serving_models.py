@@ -8,7 +8,7 @@ exports its discriminator as `official_electra.export --model_dir` does
 (`serving.pretraining_export`), writes the same weights as a Hugging Face
 directory as `official_electra.convert --hf_output_dir` does
 (`conversion.converters.export_hf`), and for each input kind builds a
-classifier on that checkpoint (`finetuning.trainer.build_classifier`; its
+classifier on that checkpoint (`finetuning.glue_family.build_classifier`; its
 head random, not trained), saves it as `official_electra.finetune` saves a
 seed and exports it as
 `official_electra.export --finetuned_dir` does
@@ -54,12 +54,14 @@ def make_exports(work_dir, model, vocab_file, seq_len, discriminator=True,
   from official_electra.conversion import checkpoint_dir  # pylint: disable=g-import-not-at-top
   from official_electra.conversion import converters  # pylint: disable=g-import-not-at-top
   from official_electra.conversion import electra_parts  # pylint: disable=g-import-not-at-top
+  from official_electra.finetuning import glue_family  # pylint: disable=g-import-not-at-top
   from official_electra.finetuning import tasks  # pylint: disable=g-import-not-at-top
   from official_electra.finetuning import trainer  # pylint: disable=g-import-not-at-top
+  from official_electra.modeling import classifier_checkpoint  # pylint: disable=g-import-not-at-top
+  from official_electra.modeling import model_config as model_config_lib  # pylint: disable=g-import-not-at-top
   from official_electra.serving import classifier_export  # pylint: disable=g-import-not-at-top
   from official_electra.serving import pretraining_export  # pylint: disable=g-import-not-at-top
   from official_electra.tokenization import wordpiece_tokenizer  # pylint: disable=g-import-not-at-top
-  from official_electra.modeling import model_config as model_config_lib  # pylint: disable=g-import-not-at-top
 
   tokenizer = wordpiece_tokenizer.WordpieceTokenizer(vocab_file,
                                                      lower_case=True)
@@ -89,11 +91,12 @@ def make_exports(work_dir, model, vocab_file, seq_len, discriminator=True,
   for inputs in classifier_inputs:
     task = tasks.get_task(CLASSIFIER_TASKS[inputs])
     hyperparameters = trainer.FinetuneHyperparameters(max_seq_length=seq_len)
-    classifier = trainer.build_classifier(config, task, hyperparameters,
+    classifier = glue_family.build_classifier(config, task, hyperparameters,
                                           init_checkpoint=model_dir)
     run_dir = os.path.join(work_dir, "finetuned", task.name, "seed_0")
-    trainer.save_finetuned_model(classifier, run_dir, task, config,
-                                 hyperparameters, tokenizer)
+    classifier_checkpoint.save_classifier(
+        classifier, run_dir, tokenizer, hyperparameters.max_seq_length,
+        task.name, task.labels, task.is_pair_task)
     exports.classifiers[inputs] = os.path.join(work_dir, "exports",
                                                f"classifier_{inputs}")
     classifier_export.export_classifier(run_dir, exports.classifiers[inputs])

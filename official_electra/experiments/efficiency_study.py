@@ -55,6 +55,7 @@ from official_electra.experiments import study_plan
 from official_electra.experiments import study_report
 from official_electra.experiments import task_text
 from official_electra.experiments import training_curves
+from official_electra.finetuning import glue_family
 from official_electra.finetuning import outputs
 from official_electra.finetuning import tasks as tasks_lib
 from official_electra.finetuning import trainer
@@ -432,7 +433,8 @@ def run_study(output_dir: str, corpus: str, glue_dir: str,
       new_runs = _finetuning_runs_left(finetune_dir, [encoder_id],
                                        [task_name], settings.num_seeds)
       summary = trainer.finetune_task(
-          task_name, glue_dir, tokenizer, encoder_config, kept_dir,
+          glue_family.GlueFamily(task_name, glue_dir), tokenizer,
+          encoder_config, kept_dir,
           settings.finetuning, settings.num_seeds,
           os.path.join(finetune_dir, encoder_id), with_test=False)
       runs.extend(_task_runs(summary, variant, plan, step, train_flops,
@@ -486,7 +488,7 @@ def _dev_probe(glue_dir, tokenizer, hyperparameters):
 
   def measure(network, task_name):
     if task_name not in encoded:
-      encoded[task_name] = trainer.encode_task(
+      encoded[task_name] = glue_family.encode_task(
           tasks_lib.get_task(task_name), glue_dir, tokenizer, hyperparameters,
           with_test=False)
     return linear_probe.probe_task(network, encoded[task_name])

@@ -20,6 +20,7 @@ from typing import Dict
 import numpy as np
 import tensorflow as tf
 
+from official_electra.finetuning import glue_family
 from official_electra.finetuning import inputs
 
 FEATURES = ("first_token", "mean")
@@ -109,7 +110,7 @@ def probe_task(encoder, encoded) -> Dict[str, Dict[str, float]]:
 
   Args:
     encoder: a built `ElectraEncoder` (restored or freshly initialised).
-    encoded: the task's `trainer.EncodedTask`.
+    encoded: the task's `glue_family.EncodedGlueTask`.
   """
   task = encoded.task
   split = task.dev_splits[0]

@@ -14,6 +14,7 @@ import numpy as np
 import tensorflow as tf
 
 from official_electra.data import glue
+from official_electra.finetuning import task_family
 from official_electra.tokenization import wordpiece_tokenizer
 
 # Texts tokenized per graph call while preprocessing.
@@ -102,7 +103,7 @@ def epoch_order(num_examples: int, seed: int, epoch: int) -> np.ndarray:
   return np.random.default_rng([seed, epoch]).permutation(num_examples)
 
 
-def make_training_dataset(features: dict[str, np.ndarray], labels: np.ndarray,
+def make_training_dataset(features: dict[str, np.ndarray], labels,
                           batch_size: int, seed: int, epoch: int,
                           skip_batches: int = 0) -> tf.data.Dataset:
   """One epoch of training batches, shuffled by `epoch_order`.
@@ -115,7 +116,8 @@ def make_training_dataset(features: dict[str, np.ndarray], labels: np.ndarray,
 
   Args:
     features: int32 arrays `[n, max_seq_length]` from `encode_examples`.
-    labels: `[n]` class ids or scores.
+    labels: `[n]` class ids or scores, or a dict of `[n]` arrays (SQuAD's
+      start and end positions and answerability).
     batch_size: examples per batch.
     seed: the run's seed.
     epoch: 0-based epoch number.
@@ -124,6 +126,8 @@ def make_training_dataset(features: dict[str, np.ndarray], labels: np.ndarray,
   Returns:
     A `tf.data.Dataset` of `(features, labels)`.
   """
-  order = epoch_order(len(labels), seed, epoch)[skip_batches * batch_size:]
-  return _batched(({key: value[order] for key, value in features.items()},
-                   labels[order]), batch_size, drop_remainder=True)
+  num_examples = len(next(iter(features.values())))
+  order = epoch_order(num_examples, seed, epoch)[skip_batches * batch_size:]
+  return _batched((task_family.rows(features, order),
+                   task_family.rows(labels, order)),
+                  batch_size, drop_remainder=True)

@@ -12,7 +12,6 @@ from official_electra import files
 from official_electra.modeling import classifier_checkpoint
 
 EVAL_RESULTS_FILE = classifier_checkpoint.EVAL_RESULTS_FILE
-FINETUNED_MODEL_FILE = classifier_checkpoint.FINETUNED_MODEL_FILE
 
 
 def write_submission(path: str, example_ids: Sequence[str],

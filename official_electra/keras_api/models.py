@@ -12,6 +12,7 @@ import tensorflow as tf
 import tf_keras
 
 from official_electra.modeling import classifier_checkpoint
+from official_electra.modeling import finetuned_checkpoint
 from official_electra.modeling import pretrained
 from official_electra.modeling.models import electra_classifier
 from official_electra.modeling.networks import electra_encoder
@@ -150,7 +151,7 @@ def save_classifier(classifier: electra_classifier.ElectraClassifier,
       for a regression (one output, `score` in the export) or `class_<i>`.
     sentence_pair: whether the inputs are sentence pairs (the export then
       takes `sentence1` and `sentence2`).
-    task_name: recorded in `finetuned_model.json`.
+    task_name: recorded in the folder's model_config.json.
 
   Returns:
     `folder`.
@@ -185,10 +186,10 @@ def load_classifier(folder: str) -> electra_classifier.ElectraClassifier:
   Raises:
     CheckpointError: not a seed folder, or incomplete.
   """
-  if not classifier_checkpoint.is_seed_folder(folder):
+  if not classifier_checkpoint.is_classifier_folder(folder):
     raise classifier_checkpoint.ClassifierCheckpointError(
-        f"{folder}: no {classifier_checkpoint.FINETUNED_MODEL_FILE}, so not a "
-        "fine-tuned classifier; pass a folder written by save_classifier or "
+        f"{folder}: not a fine-tuned classifier's folder; pass a folder "
+        "written by save_classifier or "
         "a <model_dir>/<TASK>/seed_<s> of official_electra.finetune")
   classifier, _ = classifier_checkpoint.load_classifier(folder)
   return classifier
@@ -219,7 +220,7 @@ def export_saved_model(folder: str, export_dir: str) -> str:
     ExportError, PretrainingExportError, CheckpointError,
     UnservableOpsError: one line naming the path and the fix.
   """
-  if classifier_checkpoint.is_seed_folder(folder):
+  if finetuned_checkpoint.is_seed_folder(folder):
     classifier_export.export_classifier(folder, export_dir)
   else:
     pretraining_export.export_discriminator(folder, export_dir)

@@ -6,7 +6,9 @@ output, a fine-tuning model_dir) keeps `model_config.json`:
 ```
 {"format": "official_electra.model_config", "version": 1,
  "model": {...},          # ModelConfig: the weights, and how to feed them
- "pretraining": {...}}    # the procedure that trained them (pretraining only)
+ "pretraining": {...},    # the procedure that trained them (pretraining only)
+ "finetuned": {...}}      # the task's head and how to feed it (fine-tuned
+                          # seed folders only: finetuned_checkpoint.py)
 ```
 
 `model` is a `ModelConfig`: the discriminator's and the generator's
@@ -163,11 +165,13 @@ def pretraining_model_config(encoder, objective, generator_hidden_fraction,
 @dataclasses.dataclass(frozen=True)
 class RecordedConfig:
   """What a folder records: its `ModelConfig`, the pretraining settings
-  (a dict, or None when no pretraining run wrote the folder), and the file
-  they came from."""
+  (a dict, or None when no pretraining run wrote the folder), the file
+  they came from, and a fine-tuned folder's head (`finetuned`: the task
+  family's description, `finetuned_checkpoint.py`; None otherwise)."""
   model: ModelConfig
   pretraining: Optional[dict]
   path: str
+  finetuned: Optional[dict] = None
 
 
 def is_checkpoint_prefix(path):
@@ -186,11 +190,17 @@ def folder_of(path):
   return path
 
 
-def write_model_config(folder, model, pretraining=None):
-  """Writes `folder/model_config.json` atomically (any TF filesystem)."""
+def write_model_config(folder, model, pretraining=None, finetuned=None):
+  """Writes `folder/model_config.json` atomically (any TF filesystem).
+
+  `pretraining` (a pretraining run's settings) and `finetuned` (a fine-tuned
+  seed folder's head) become the file's sections of those names.
+  """
   values = {"format": FORMAT, "version": VERSION, "model": model.to_dict()}
   if pretraining is not None:
     values["pretraining"] = dict(pretraining)
+  if finetuned is not None:
+    values["finetuned"] = dict(finetuned)
   path = os.path.join(folder, MODEL_CONFIG_FILE)
   files.write_json(path, values)
   return path
@@ -210,11 +220,14 @@ def read_model_config(path):
   values = _load_json(config_path)
   try:
     model, pretraining = _from_model_config(values)
+    finetuned = values.get("finetuned")
+    if finetuned is not None and not isinstance(finetuned, dict):
+      raise ValueError("its finetuned section is not an object")
   except (ValueError, TypeError, KeyError, AttributeError) as error:
     raise ModelConfigError(
         f"{config_path}: unreadable ({errors.first_line(error)}); restore it "
         "from the run that wrote the checkpoint") from None
-  return RecordedConfig(model, pretraining, config_path)
+  return RecordedConfig(model, pretraining, config_path, finetuned)
 
 
 def require_model_config(path, program):

@@ -26,7 +26,6 @@ from typing import Optional
 
 import tensorflow as tf
 
-from official_electra import files
 from official_electra.data import glue
 from official_electra.modeling import classifier_checkpoint
 from official_electra.modeling import errors
@@ -52,14 +51,11 @@ class ServedTask:
 
   @classmethod
   def from_description(cls, description: dict) -> "ServedTask":
-    """The task of a seed folder's `finetuned_model.json`: its recorded
-    labels, else (folders written before they were recorded) its GLUE
-    task's."""
-    if "sentence_pair" in description:
-      labels = description["labels"]
-      return cls(None if labels is None else tuple(labels),
-                 description["sentence_pair"])
-    return cls.of_glue_task(description["task"])
+    """The task of a classifier's head description (the `finetuned`
+    section of its seed folder's model_config.json)."""
+    labels = description["labels"]
+    return cls(None if labels is None else tuple(labels),
+               description["sentence_pair"])
 
   @classmethod
   def of_glue_task(cls, name: str) -> "ServedTask":
@@ -128,39 +124,16 @@ class ClassifierServingModule(tf.Module):
 
 
 def resolve_finetuned_run(finetuned_dir: str) -> str:
-  """The seed folder to export: `finetuned_dir` itself or its selected seed.
-
-  Accepts a seed folder (`<model_dir>/<TASK>/seed_<s>`), a task folder
-  (`<model_dir>/<TASK>`, whose eval_results.json names the median seed), or
-  the `--model_dir` of `official_electra.finetune` when it holds one task.
+  """The seed folder to export: `finetuned_dir` itself or its selected seed
+  (`finetuned_export.resolve_finetuned_run`, for every task family).
 
   Raises:
-    ExportError: none of these, or a model_dir of several tasks (listed).
+    ExportError: not a seed, task or model folder of a fine-tuning, or a
+      model_dir of several tasks (listed).
   """
-  if classifier_checkpoint.is_seed_folder(finetuned_dir):
-    return finetuned_dir
-  summary_path = os.path.join(finetuned_dir,
-                              classifier_checkpoint.EVAL_RESULTS_FILE)
-  if tf.io.gfile.exists(summary_path):
-    summary = files.read_json(summary_path)
-    if "selected_seed" in summary:
-      run_dir = os.path.join(finetuned_dir, f"seed_{summary['selected_seed']}")
-      if classifier_checkpoint.is_seed_folder(run_dir):
-        return run_dir
-  task_names = sorted(name for name in glue.GLUE_TASK_NAMES
-                      if files.isdir(os.path.join(finetuned_dir, name)))
-  if len(task_names) == 1:
-    return resolve_finetuned_run(os.path.join(finetuned_dir, task_names[0]))
-  if task_names:
-    raise ExportError(
-        f"{finetuned_dir} holds {len(task_names)} fine-tuned tasks "
-        f"({', '.join(task_names)}): pass one of them, e.g. --finetuned_dir="
-        f"{os.path.join(finetuned_dir, task_names[0])}")
-  raise ExportError(
-      f"{finetuned_dir}: no {classifier_checkpoint.FINETUNED_MODEL_FILE} here "
-      "nor a task summary naming a seed nor a task folder; pass "
-      "--finetuned_dir=<model_dir>, <model_dir>/<TASK> or <model_dir>/<TASK>/"
-      "seed_<s> written by official_electra.finetune")
+  # finetuned_export imports this module (it dispatches to export_classifier).
+  from official_electra.serving import finetuned_export  # pylint: disable=g-import-not-at-top
+  return finetuned_export.resolve_finetuned_run(finetuned_dir)
 
 
 def load_finetuned_run(run_dir: str):

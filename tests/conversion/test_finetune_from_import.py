@@ -13,6 +13,7 @@ from official_electra import finetune
 from official_electra.conversion import checkpoint_dir
 from official_electra.conversion import converters
 from official_electra.conversion import electra_parts
+from official_electra.finetuning import glue_family
 from official_electra.finetuning import tasks
 from official_electra.finetuning import trainer
 from official_electra.modeling import model_config
@@ -52,7 +53,7 @@ def test_vocabulary_of_another_size_is_refused(tmp_path):
 def test_classifier_encoder_starts_from_the_imported_weights(imported_dir):
   output_dir, discriminator = imported_dir
   config, _ = checkpoint_dir.read_configs(str(output_dir))
-  classifier = trainer.build_classifier(
+  classifier = glue_family.build_classifier(
       config, tasks.get_task("RTE"), trainer.FinetuneHyperparameters(),
       str(output_dir))
   batch = ref.padded_batch(config.vocab_size)

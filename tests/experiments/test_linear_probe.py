@@ -7,8 +7,8 @@ import tensorflow as tf
 import tf_keras
 
 from official_electra.experiments import linear_probe
+from official_electra.finetuning import glue_family
 from official_electra.finetuning import tasks
-from official_electra.finetuning import trainer
 from official_electra.modeling import encoder_config
 
 sklearn_linear = pytest.importorskip("sklearn.linear_model")
@@ -69,7 +69,7 @@ def test_probe_task_scores_both_features_on_the_dev_set():
     return features, labels
 
   train_features, train_labels = split(300)
-  encoded = trainer.EncodedTask(
+  encoded = glue_family.EncodedGlueTask(
       task=tasks.get_task("SST-2"), train_features=train_features,
       train_labels=train_labels, dev_sets={"dev": split(200)}, test_sets={})
   results = linear_probe.probe_task(network, encoded)

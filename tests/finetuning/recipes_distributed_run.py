@@ -22,6 +22,7 @@ import numpy as np
 import tensorflow as tf
 import tf_keras
 
+from official_electra.finetuning import glue_family
 from official_electra.finetuning import recipes
 from official_electra.finetuning import tasks
 from official_electra.finetuning import trainer
@@ -85,7 +86,7 @@ def measure_step(strategy, gradient_clip_norm):
       recipe=recipes.ORIGINAL_CODE, dropout_rate=0.0,
       gradient_clip_norm=gradient_clip_norm)
   with strategy.scope():
-    classifier = trainer.build_classifier(TINY, task, hyperparameters)
+    classifier = glue_family.build_classifier(TINY, task, hyperparameters)
     # Eagerly: the same train_step, without minutes of tracing on a busy CPU.
     classifier.compile(
         optimizer=tf_keras.optimizers.SGD(learning_rate=1.0),

@@ -11,6 +11,7 @@ import pytest
 import tensorflow as tf
 
 from official_electra import finetune
+from official_electra.finetuning import glue_family
 from official_electra.finetuning import tasks
 from official_electra.finetuning import trainer
 from official_electra.modeling import checkpoints
@@ -86,14 +87,14 @@ def test_starts_from_a_pretraining_checkpoint(tmp_path, tiny_gin_file):
   prefix = tf.train.Checkpoint(
       model=tf.train.Checkpoint(discriminator_network=pretrained)).write(
           str(tmp_path / "pretrain" / "ckpt-1"))
-  classifier = trainer.build_classifier(
+  classifier = glue_family.build_classifier(
       config, tasks.get_task("RTE"), trainer.FinetuneHyperparameters(), prefix)
   for variable in classifier.encoder.variables:
     np.testing.assert_array_equal(variable.numpy(), 0.5)
   smaller = encoder_config.EncoderConfig.from_dict(
       dict(config.__dict__, hidden_size=16, num_attention_heads=1))
   with pytest.raises(checkpoints.CheckpointError):
-    trainer.build_classifier(smaller, tasks.get_task("RTE"),
+    glue_family.build_classifier(smaller, tasks.get_task("RTE"),
                              trainer.FinetuneHyperparameters(), prefix)
 
 
@@ -133,9 +134,9 @@ def test_the_compiled_optimizer_decays_the_learning_rate_layer_by_layer(
   hyperparameters = trainer.FinetuneHyperparameters(
       learning_rate=1e-3, layerwise_decay_rate=0.5, layerwise_decay_rule=rule,
       warmup_proportion=0.0, weight_decay_rate=0.0)
-  classifier = trainer.build_classifier(
+  classifier = glue_family.build_classifier(
       _tiny_config(tiny_gin_file), tasks.get_task("RTE"), hyperparameters)
-  trainer._compile(classifier, tasks.get_task("RTE"), hyperparameters,
+  glue_family.compile_classifier(classifier, tasks.get_task("RTE"), hyperparameters,
                    num_train_steps=10)
   variables = classifier.trainable_variables
   before = [variable.numpy() for variable in variables]

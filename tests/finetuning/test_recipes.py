@@ -16,6 +16,7 @@ import tf_keras
 
 from official_electra import finetune
 from official_electra.data import glue
+from official_electra.finetuning import glue_family
 from official_electra.finetuning import inputs
 from official_electra.finetuning import metrics
 from official_electra.finetuning import recipes
@@ -150,8 +151,8 @@ def test_the_clip_sees_the_gradient_of_the_recipes_loss(
   hyperparameters = trainer.FinetuneHyperparameters(recipe=recipe,
                                                     dropout_rate=0.0)
   tf_keras.utils.set_random_seed(0)
-  classifier = trainer.build_classifier(step_run.TINY, task, hyperparameters)
-  trainer._compile(classifier, task, hyperparameters, num_train_steps=10)
+  classifier = glue_family.build_classifier(step_run.TINY, task, hyperparameters)
+  glue_family.compile_classifier(classifier, task, hyperparameters, num_train_steps=10)
   features, labels = step_run.batch()
   targets = (labels * 0.3).astype(np.float32) if task.is_regression else labels
   norms = {reduction: _originals_gradient(classifier, features, targets, task,
@@ -179,7 +180,7 @@ def test_the_clip_sees_the_gradient_of_the_recipes_loss(
 
 def test_the_sum_is_the_batch_size_times_the_mean_before_clipping():
   task = tasks.get_task("RTE")
-  classifier = trainer.build_classifier(
+  classifier = glue_family.build_classifier(
       step_run.TINY, task, trainer.FinetuneHyperparameters(dropout_rate=0.0))
   features, labels = step_run.batch()
   norms = {reduction: _originals_gradient(classifier, features, labels, task,
@@ -288,7 +289,7 @@ def test_paper_trains_sts_b_on_the_raw_scores(
 
 def test_scaling_the_output_multiplies_the_predictions_exactly():
   task = tasks.get_task("STS-B")
-  classifier = trainer.build_classifier(
+  classifier = glue_family.build_classifier(
       step_run.TINY, task, trainer.FinetuneHyperparameters())
   features, _ = step_run.batch()
   before = classifier(features, training=False).numpy()
@@ -297,7 +298,7 @@ def test_scaling_the_output_multiplies_the_predictions_exactly():
   np.testing.assert_allclose(after, 5.0 * before, rtol=1e-6, atol=1e-6)
   # The dev metrics see the unscaled model's outputs times 5 as well.
   np.testing.assert_allclose(
-      trainer.dev_metrics_callback.predictions_from_outputs(task, before, 5.0),
+      glue_family.predictions_from_outputs(task, before, 5.0),
       after[:, 0], rtol=1e-6, atol=1e-6)
 
 
@@ -342,8 +343,8 @@ def test_the_default_decays_layer_by_layer_as_the_originals_get_layer_lrs():
   hyperparameters = trainer.FinetuneHyperparameters(
       learning_rate=1e-3, layerwise_decay_rate=0.5, warmup_proportion=0.0,
       weight_decay_rate=0.0)
-  classifier = trainer.build_classifier(step_run.TINY, task, hyperparameters)
-  trainer._compile(classifier, task, hyperparameters, num_train_steps=10)
+  classifier = glue_family.build_classifier(step_run.TINY, task, hyperparameters)
+  glue_family.compile_classifier(classifier, task, hyperparameters, num_train_steps=10)
   variables = classifier.trainable_variables
   before = [variable.numpy() for variable in variables]
   classifier.optimizer.apply_gradients(

@@ -12,9 +12,11 @@ import tensorflow_text  # noqa: F401  registers the tokenizer's ops for loading
 
 from official_electra import files
 from official_electra.data import glue
+from official_electra.finetuning import glue_family
 from official_electra.finetuning import inputs
 from official_electra.finetuning import tasks
 from official_electra.finetuning import trainer
+from official_electra.modeling import classifier_checkpoint
 from official_electra.modeling import encoder_config
 from official_electra.serving import classifier_export
 from official_electra.serving import op_allowlist
@@ -45,10 +47,11 @@ def _finetuned_run(tmp_path, vocab_file, task_name):
       max_position_embeddings=32)
   hyperparameters = trainer.FinetuneHyperparameters(
       max_seq_length=_MAX_SEQ_LENGTH)
-  classifier = trainer.build_classifier(config, task, hyperparameters)
+  classifier = glue_family.build_classifier(config, task, hyperparameters)
   run_dir = str(tmp_path / task_name / "seed_0")
-  trainer.save_finetuned_model(classifier, run_dir, task, config,
-                               hyperparameters, tokenizer)
+  classifier_checkpoint.save_classifier(
+        classifier, run_dir, tokenizer, hyperparameters.max_seq_length,
+        task.name, task.labels, task.is_pair_task)
   return classifier, tokenizer, task, run_dir
 
 
@@ -126,7 +129,7 @@ def test_pair_regression_export_returns_scores(tmp_path, tiny_vocab_file):
 
 def test_export_errors_are_clear(tmp_path, tiny_vocab_file):
   with pytest.raises(classifier_export.ExportError,
-                     match="no finetuned_model.json here"):
+                     match="not a fine-tuned seed folder"):
     classifier_export.export_classifier(str(tmp_path), str(tmp_path / "out"))
   with pytest.raises(classifier_export.ExportError, match="already exists"):
     classifier_export.export_classifier(str(tmp_path), str(tmp_path))

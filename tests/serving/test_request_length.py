@@ -4,6 +4,7 @@ give what the full-length model gives at the real positions."""
 import numpy as np
 import tensorflow as tf
 
+from official_electra.finetuning import glue_family
 from official_electra.finetuning import tasks
 from official_electra.finetuning import trainer
 from official_electra.modeling import encoder_config
@@ -57,7 +58,7 @@ def test_classifier_text_signature_never_computes_past_the_longest(tmp_path):
       vocab_size=tokenizer.vocab_size, embedding_size=16, hidden_size=32,
       num_layers=2, num_attention_heads=2, intermediate_size=64,
       max_position_embeddings=32)
-  classifier = trainer.build_classifier(
+  classifier = glue_family.build_classifier(
       config, task, trainer.FinetuneHyperparameters(
           max_seq_length=_MAX_SEQ_LENGTH))
   module = classifier_export.ClassifierServingModule(

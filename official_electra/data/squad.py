@@ -1,0 +1,790 @@
+"""SQuAD 1.1 / 2.0: the JSON reader, the model's windows and their cache.
+
+Follows the original's `finetune/qa/qa_tasks.py` (ELECTRA_REFERENCE_SQUAD.md
+section 1): contexts split into whitespace words, one example per question, the
+training answer mapped to words then to WordPiece tokens (with the improved
+span), and each context cut into `[CLS] question [SEP] window [SEP]` windows
+with a doc stride. Tokenisation is our BERT-exact `WordpieceTokenizer`, run in
+a few batched calls over the distinct words of all contexts.
+
+Reading (`read_squad_file`) checks the file's layout and raises one-line
+`SquadDataError`s for what the original would crash on or silently learn from
+(a corrupt `answer_start`, an empty question, duplicate ids). Training
+questions the original skips (answer past the context, answer not in the
+words) are skipped, counted and logged as there.
+
+Article selection: `articles=` (indices into the file's `data` list, e.g.
+`range(40)`, or `parse_article_indices("40-47")`) keeps those articles in file
+order, so experiments can split dev-v1.1.json by article.
+
+`load_or_build_features` caches the windows of one file and one setting in
+`cache_dir`: model inputs and labels in a TFRecord file (`window_feature_spec`,
+read back by `window_records_dataset`) and, in a JSON file beside it, what
+post-processing needs besides (each context's token -> word map; the windows'
+spans and max-context flags are recomputed from it by the same code that
+built them). Both names carry a fingerprint of the data file, the
+vocabulary, the casing and every length, and are written atomically.
+"""
+
+import dataclasses
+import hashlib
+import json
+import os
+import re
+from typing import Iterable, Optional, Sequence
+
+from absl import logging
+import numpy as np
+import tensorflow as tf
+
+from official_electra import errors
+from official_electra import files
+
+VERSIONS = ("1.1", "2.0")
+# Bumped whenever the cached windows would come out differently.
+CACHE_FORMAT_VERSION = 1
+# Windows per example must stay below this, or unique ids collide.
+_WINDOW_ID_FACTOR = 1000
+# Distinct texts per `tokenize_to_numpy` call.
+_TOKENIZE_BATCH = 50000
+# The original's `is_whitespace`: space, tab, CR, LF and U+202F.
+_WORD = re.compile("[^ \t\r\n\u202f]+")
+
+
+class SquadDataError(errors.UserError):
+  """A SQuAD file, or a length setting, that cannot give the model's windows."""
+
+
+@dataclasses.dataclass(frozen=True)
+class SquadExample:
+  """One question of a SQuAD file.
+
+  Attributes:
+    qas_id: the question's `id`, the key of the predictions file.
+    question_text: the question as in the JSON.
+    context_text: the paragraph as in the JSON.
+    doc_words: the context split on whitespace (space, tab, CR, LF, U+202F).
+    word_char_offsets: `(start, end_exclusive)` character offsets of each word
+      in `context_text`.
+    answers: every gold answer text (may be empty: v2.0 impossible questions).
+    answer_text: the training answer (`answers[0]`); "" when impossible or
+      read without labels (`is_training=False`).
+    start_word: index of the training answer's first word, -1 without one.
+    end_word: index of its last word, -1 without one.
+    is_impossible: v2.0's `is_impossible` (always False for v1.1).
+  """
+  qas_id: str
+  question_text: str
+  context_text: str
+  doc_words: tuple
+  word_char_offsets: tuple
+  answers: tuple
+  answer_text: str
+  start_word: int
+  end_word: int
+  is_impossible: bool
+
+
+@dataclasses.dataclass(frozen=True)
+class SquadWindow:
+  """One window (feature) of one example, as the model reads it.
+
+  Attributes:
+    unique_id: `1000 * example_index + window_index`.
+    example_index: the example's index in the list given to `featurize`.
+    window_index: the window's index among the example's windows.
+    tokens: the WordPiece strings of `[CLS] question [SEP] window [SEP]`.
+    token_to_orig_map: packed position -> word index, for the doc tokens.
+    token_is_max_context: packed position -> whether this window gives the
+      token its most context (the original's `_check_is_max_context`).
+    input_word_ids: int32 `[max_seq_length]`, zero-padded.
+    input_mask: int32 `[max_seq_length]`, 1 for real tokens.
+    input_type_ids: int32 `[max_seq_length]`, 1 for the window and its SEP.
+    start_position: the answer's first packed position; 0 (`[CLS]`) when the
+      question is impossible, the answer lies outside this window, or the
+      window was built without labels.
+    end_position: the answer's last packed position, 0 as `start_position`.
+    is_impossible: the question's label (per question, not per window).
+  """
+  unique_id: int
+  example_index: int
+  window_index: int
+  tokens: tuple
+  token_to_orig_map: dict
+  token_is_max_context: dict
+  input_word_ids: np.ndarray
+  input_mask: np.ndarray
+  input_type_ids: np.ndarray
+  start_position: int
+  end_position: int
+  is_impossible: bool
+
+
+def whitespace_words(text: str) -> tuple[list, list, list]:
+  """The original's whitespace words of a context.
+
+  Returns:
+    `(words, char_offsets, char_to_word_offset)`: the words; each word's
+    `(start, end_exclusive)` characters; for every character the index of the
+    word holding it (a whitespace character maps to the word before it, -1
+    before the first word).
+  """
+  matches = list(_WORD.finditer(text))
+  words = [match.group() for match in matches]
+  offsets = [match.span() for match in matches]
+  starts = np.array([start for start, _ in offsets], np.int64)
+  char_to_word = np.searchsorted(starts, np.arange(len(text)), side="right") - 1
+  return words, offsets, char_to_word.tolist()
+
+
+def parse_article_indices(spec: str) -> tuple[int, ...]:
+  """Article indices from text such as "0-39", "40-47" or "0-9,20,30-31"."""
+  indices = []
+  for part in spec.split(","):
+    bounds = part.strip().split("-")
+    if len(bounds) not in (1, 2) or not all(bound.strip().isdigit()
+                                            for bound in bounds):
+      raise SquadDataError(
+          f"article selection {spec!r} is not a list of indices or ranges: "
+          "write e.g. 0-39 or 40-47 or 0-9,20")
+    first, last = int(bounds[0]), int(bounds[-1])
+    indices.extend(range(first, last + 1))
+  return tuple(indices)
+
+
+def read_squad_file(path, is_training: bool, version: Optional[str] = None,
+                    articles: Optional[Iterable[int]] = None
+                    ) -> tuple[list, str]:
+  """Reads the questions of a SQuAD JSON file.
+
+  Args:
+    path: the SQuAD 1.1 or 2.0 JSON file (any TensorFlow filesystem).
+    is_training: read the training answer of each question (`answers[0]`), as
+      the original does for its train split only.
+    version: "1.1" or "2.0"; None detects it from the file.
+    articles: indices into the file's `data` list to keep (file order kept);
+      None keeps all.
+
+  Returns:
+    `(examples, version)`.
+
+  Raises:
+    SquadDataError: the file is missing, not JSON, not SQuAD's layout, or has a
+      corrupt question (see `read_squad_json`).
+  """
+  path = os.fspath(path)
+  return read_squad_json(_parse_json(_read_file(path), path), path, is_training,
+                         version, articles)
+
+
+def read_squad_json(data, path, is_training: bool,
+                    version: Optional[str] = None,
+                    articles: Optional[Iterable[int]] = None
+                    ) -> tuple[list, str]:
+  """`read_squad_file` on the already parsed JSON `data` of file `path`."""
+  reader = _Reader(os.fspath(path), is_training)
+  all_articles = reader.articles(data)
+  has_impossible = reader.check_layout(all_articles)
+  if version is None:
+    version = _declared_version(data) or ("2.0" if has_impossible else "1.1")
+  elif version not in VERSIONS:
+    raise ValueError(f"version must be one of {VERSIONS}, not {version!r}")
+  selected = all_articles
+  if articles is not None:
+    indices = reader.article_indices(articles, len(all_articles))
+    selected = [all_articles[index] for index in indices]
+  examples = []
+  for article_index, article in selected:
+    for paragraph in article["paragraphs"]:
+      examples.extend(reader.paragraph_examples(paragraph, version == "2.0"))
+  if reader.skipped:
+    logging.warning("%s: skipped %d of %d training questions, as the original "
+                    "does (answer past the context or not in its words)",
+                    path, reader.skipped, reader.skipped + len(examples))
+  return examples, version
+
+
+def _declared_version(data):
+  """The file's "version" ("1.1", "v2.0", ...) as one of VERSIONS, else None."""
+  declared = str(data.get("version", "")).strip().lstrip("vV")
+  return declared if declared in VERSIONS else None
+
+
+def _read_file(path):
+  try:
+    return files.read_bytes(path)
+  except OSError as error:
+    raise SquadDataError(f"cannot read SQuAD file {path} ({error.strerror}): "
+                         "pass the path of a SQuAD JSON file") from None
+
+
+def _parse_json(data, path):
+  try:
+    text = data.decode("utf-8")
+  except UnicodeDecodeError as error:
+    raise SquadDataError(f"SQuAD file {path} is not UTF-8 (byte "
+                         f"{error.start}): pass the official JSON file"
+                         ) from None
+  try:
+    return json.loads(text)
+  except json.JSONDecodeError as error:
+    raise SquadDataError(
+        f"SQuAD file {path} is not valid JSON ({error.msg} at line "
+        f"{error.lineno} column {error.colno}): pass the official JSON file "
+        "or repair it") from None
+
+
+class _Reader:
+  """The checks and the example building of one file."""
+
+  def __init__(self, path, is_training):
+    self.path = path
+    self.is_training = is_training
+    self.skipped = 0
+
+  def fail(self, where, what, fix="fix or remove it in the file"):
+    raise SquadDataError(f"SQuAD file {self.path}: {where} {what}: {fix}")
+
+  def field(self, record, key, kind, where):
+    if not isinstance(record, dict) or key not in record:
+      self.fail(where, f"has no {key!r} field (not SQuAD's layout)",
+                "pass a SQuAD JSON file (data -> paragraphs -> qas)")
+    value = record[key]
+    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+      self.fail(where, f"has a {key!r} of type {type(value).__name__}, not "
+                f"{getattr(kind, '__name__', kind)}",
+                "pass a SQuAD JSON file (data -> paragraphs -> qas)")
+    return value
+
+  def articles(self, data):
+    return list(enumerate(self.field(data, "data", list, "the top level")))
+
+  def check_layout(self, articles):
+    """Checks every question's fields; returns whether any has is_impossible."""
+    seen_ids = {}
+    has_impossible = False
+    for article_index, article in articles:
+      where = f"article {article_index}"
+      for paragraph_index, paragraph in enumerate(
+          self.field(article, "paragraphs", list, where)):
+        where = f"article {article_index} paragraph {paragraph_index}"
+        if not self.field(paragraph, "context", str, where).strip():
+          self.fail(where, "has an empty context")
+        for qa in self.field(paragraph, "qas", list, where):
+          qas_id = self.field(qa, "id", str, f"a question of {where}")
+          where_qa = f"question {qas_id!r} ({where})"
+          if qas_id in seen_ids:
+            self.fail(where_qa, "repeats the id of a question in "
+                      f"{seen_ids[qas_id]}", "give every question its own id")
+          seen_ids[qas_id] = where
+          if not self.field(qa, "question", str, where_qa).strip():
+            self.fail(where_qa, "has an empty question")
+          if "answers" in qa:
+            for answer in self.field(qa, "answers", list, where_qa):
+              self.field(answer, "text", str, f"an answer of {where_qa}")
+          if "is_impossible" in qa:
+            has_impossible = True
+            self.field(qa, "is_impossible", bool, where_qa)
+    return has_impossible
+
+  def article_indices(self, indices, count):
+    indices = sorted(set(indices))
+    outside = [index for index in indices if not 0 <= index < count]
+    if outside:
+      raise SquadDataError(
+          f"SQuAD file {self.path} has {count} articles (0-{count - 1}); "
+          f"articles {outside} do not exist: select indices below {count}")
+    return indices
+
+  def paragraph_examples(self, paragraph, v2):
+    context = paragraph["context"]
+    words, offsets, char_to_word = whitespace_words(context)
+    words, offsets = tuple(words), tuple(offsets)
+    examples = []
+    for qa in paragraph["qas"]:
+      answers = tuple(answer["text"] for answer in qa.get("answers", ()))
+      is_impossible = bool(v2 and qa.get("is_impossible", False))
+      answer_text, start_word, end_word = "", -1, -1
+      if self.is_training and not is_impossible:
+        labels = self.training_answer(qa, context, words, char_to_word)
+        if labels is None:
+          self.skipped += 1
+          continue
+        answer_text, start_word, end_word = labels
+      examples.append(SquadExample(
+          qas_id=qa["id"], question_text=qa["question"], context_text=context,
+          doc_words=words, word_char_offsets=offsets, answers=answers,
+          answer_text=answer_text, start_word=start_word, end_word=end_word,
+          is_impossible=is_impossible))
+    return examples
+
+  def training_answer(self, qa, context, words, char_to_word):
+    """`(text, start_word, end_word)` of `answers[0]`; None to skip."""
+    where = f"training question {qa['id']!r}"
+    if not qa.get("answers"):
+      self.fail(where, "is answerable but has no answers",
+                "add its answer or mark it is_impossible (SQuAD 2.0)")
+    answer = qa["answers"][0]
+    text = answer["text"]
+    start = self.field(answer, "answer_start", int, f"the answer of {where}")
+    if not text:
+      self.fail(where, "has an empty answer text")
+    if start + len(text) > len(context):
+      logging.info("%s: End position is out of document! (question %r)",
+                   self.path, qa["id"])
+      return None
+    found = context[max(start, 0):start + len(text)]
+    if start < 0 or found != text:
+      self.fail(where, f"has answer_start {start}, where the context reads "
+                f"{found!r}, not the answer {text!r}",
+                "correct its answer_start or text")
+    start_word = char_to_word[start]
+    end_word = char_to_word[start + len(text) - 1]
+    actual = " ".join(words[start_word:end_word + 1]).lower()
+    cleaned = " ".join(text.split()).lower()
+    if start_word < 0 or cleaned not in actual:
+      logging.info("%s: Could not find answer: %r in doc vs. %r in provided "
+                   "answer (question %r)", self.path, actual, cleaned, qa["id"])
+      return None
+    return text, start_word, end_word
+
+
+@dataclasses.dataclass(frozen=True)
+class _Context:
+  """The WordPiece tokens of one context's words.
+
+  Attributes:
+    token_ids: the ids of all doc tokens.
+    token_to_word: the word index of each doc token (`tok_to_orig_index`).
+    word_to_token: each word's first doc token (`orig_to_tok_index`).
+  """
+  token_ids: list
+  token_to_word: list
+  word_to_token: list
+
+
+def featurize(examples: Sequence[SquadExample], tokenizer, max_seq_length: int,
+              doc_stride: int, max_query_length: int,
+              is_training: bool) -> list:
+  """The windows of every example in example order (the original's featurize).
+
+  Args:
+    examples: from `read_squad_file` (with `is_training` alike for labels).
+    tokenizer: a `WordpieceTokenizer`.
+    max_seq_length: the packed length (the original: 512 for SQuAD).
+    doc_stride: how far each window advances (the original: 128).
+    max_query_length: question tokens kept (the original: 64).
+    is_training: label each window (`start_position`, `end_position`).
+
+  Returns:
+    `SquadWindow`s; example i's windows have unique ids `1000 * i + w`.
+
+  Raises:
+    SquadDataError: a length setting is unusable, or a question leaves no room
+      for its context, or a context has no tokens or needs 1000 windows.
+  """
+  return _featurize(examples, tokenizer, max_seq_length, doc_stride,
+                    max_query_length, is_training)[0]
+
+
+def _featurize(examples, tokenizer, max_seq_length, doc_stride,
+               max_query_length, is_training):
+  """`featurize` and the `_Context` of each distinct context text."""
+  _check_lengths(max_seq_length, doc_stride, max_query_length)
+  texts = [word for example in _distinct_contexts(examples)
+           for word in example.doc_words]
+  texts += [example.question_text for example in examples]
+  if is_training:
+    texts += [example.answer_text for example in examples
+              if not example.is_impossible]
+  token_ids = _tokenize_distinct(tokenizer, texts)
+  contexts = {}
+  for example in _distinct_contexts(examples):
+    contexts[example.context_text] = _tokenize_context(example.doc_words,
+                                                       token_ids)
+  windows = []
+  for example_index, example in enumerate(examples):
+    query = token_ids[example.question_text][:max_query_length]
+    answer_span = None
+    if is_training:
+      answer_span = _answer_token_span(
+          example, contexts[example.context_text],
+          token_ids.get(example.answer_text, ()))
+    windows.extend(_example_windows(
+        example_index, example, query, contexts[example.context_text],
+        answer_span, tokenizer, max_seq_length, doc_stride))
+  return windows, contexts
+
+
+def _check_lengths(max_seq_length, doc_stride, max_query_length):
+  for name, value in (("max_seq_length", max_seq_length),
+                      ("doc_stride", doc_stride),
+                      ("max_query_length", max_query_length)):
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+      raise SquadDataError(f"{name} must be a positive integer, not {value!r}: "
+                           "set it to e.g. 512 / 128 / 64 as the original")
+
+
+def _distinct_contexts(examples):
+  """One example per distinct context text, in first-seen order."""
+  return list({example.context_text: example for example in examples}.values())
+
+
+def _tokenize_distinct(tokenizer, texts):
+  """Each distinct text -> its WordPiece ids, in few batched graph calls."""
+  distinct = list(dict.fromkeys(texts))
+  token_ids = {}
+  for begin in range(0, len(distinct), _TOKENIZE_BATCH):
+    batch = distinct[begin:begin + _TOKENIZE_BATCH]
+    ids, row_splits = tokenizer.tokenize_to_numpy(batch)
+    ids, row_splits = ids.tolist(), row_splits.tolist()
+    for index, text in enumerate(batch):
+      token_ids[text] = ids[row_splits[index]:row_splits[index + 1]]
+  return token_ids
+
+
+def _tokenize_context(doc_words, token_ids):
+  """Each word tokenized on its own, as the original's featurize."""
+  context = _Context([], [], [])
+  for word_index, word in enumerate(doc_words):
+    context.word_to_token.append(len(context.token_ids))
+    context.token_ids.extend(token_ids[word])
+    context.token_to_word.extend([word_index] * len(token_ids[word]))
+  return context
+
+
+def _answer_token_span(example, context, answer_ids):
+  """The training answer's doc-token span; (-1, -1) when impossible."""
+  if example.is_impossible:
+    return -1, -1
+  if example.start_word < 0:
+    raise ValueError(f"example {example.qas_id!r} has no training answer: "
+                     "read the file with is_training=True")
+  start = context.word_to_token[example.start_word]
+  if example.end_word < len(example.doc_words) - 1:
+    end = context.word_to_token[example.end_word + 1] - 1
+  else:
+    end = len(context.token_ids) - 1
+  return _improve_answer_span(context.token_ids, start, end, list(answer_ids))
+
+
+def _improve_answer_span(doc_ids, start, end, answer_ids):
+  """The first sub-span of [start, end] whose tokens are the answer's.
+
+  Starts ascending, ends descending, as the original (token ids stand for
+  the token strings: a vocabulary has no token twice). "(1895-1943)." -> "1895".
+  """
+  for new_start in range(start, end + 1):
+    for new_end in range(end, new_start - 1, -1):
+      if doc_ids[new_start:new_end + 1] == answer_ids:
+        return new_start, new_end
+  return start, end
+
+
+def _doc_spans(num_tokens, max_tokens_for_doc, doc_stride):
+  """`(start, length)` of each window over the doc tokens."""
+  spans = []
+  start = 0
+  while start < num_tokens:
+    length = min(num_tokens - start, max_tokens_for_doc)
+    spans.append((start, length))
+    if start + length == num_tokens:
+      break
+    start += min(length, doc_stride)
+  return spans
+
+
+def _max_context_window(spans, num_tokens):
+  """For each doc token, the window that gives it the most context.
+
+  The original's `_check_is_max_context`: maximise `min(left, right) + 0.01 *
+  window length`; on a tie the first window wins (its `>`, argmax's first).
+  """
+  scores = np.full([len(spans), num_tokens], -np.inf)
+  for index, (start, length) in enumerate(spans):
+    offsets = np.arange(length)
+    scores[index, start:start + length] = (
+        np.minimum(offsets, length - 1 - offsets) + 0.01 * length)
+  return np.argmax(scores, axis=0)
+
+
+def _window_maps(doc_offset, span, window_index, token_to_word, owners):
+  """`token_to_orig_map` and `token_is_max_context` of one window."""
+  start, length = span
+  positions = range(doc_offset, doc_offset + length)
+  token_to_orig_map = dict(zip(positions, token_to_word[start:start + length]))
+  token_is_max_context = dict(zip(
+      positions, (owners[start:start + length] == window_index).tolist()))
+  return token_to_orig_map, token_is_max_context
+
+
+def _example_windows(example_index, example, query, context, answer_span,
+                     tokenizer, max_seq_length, doc_stride):
+  """The windows of one example (labelled when `answer_span` is given)."""
+  max_tokens_for_doc = max_seq_length - len(query) - 3
+  if max_tokens_for_doc < 1:
+    raise SquadDataError(
+        f"question {example.qas_id!r} keeps {len(query)} tokens, which leaves "
+        f"{max_tokens_for_doc} of max_seq_length {max_seq_length} for its "
+        "context (3 go to [CLS] and [SEP]): raise max_seq_length or lower "
+        "max_query_length")
+  num_tokens = len(context.token_ids)
+  if not num_tokens:
+    raise SquadDataError(
+        f"the context of question {example.qas_id!r} has no WordPiece tokens: "
+        "remove the question or its paragraph")
+  spans = _doc_spans(num_tokens, max_tokens_for_doc, doc_stride)
+  if len(spans) >= _WINDOW_ID_FACTOR:
+    raise SquadDataError(
+        f"the context of question {example.qas_id!r} needs {len(spans)} "
+        f"windows (at most {_WINDOW_ID_FACTOR - 1}): raise doc_stride or "
+        "max_seq_length")
+  owners = _max_context_window(spans, num_tokens)
+  doc_offset = len(query) + 2
+  vocabulary = tokenizer.vocabulary
+  windows = []
+  for window_index, (start, length) in enumerate(spans):
+    ids = ([tokenizer.cls_id] + query + [tokenizer.sep_id] +
+           context.token_ids[start:start + length] + [tokenizer.sep_id])
+    input_word_ids = np.zeros([max_seq_length], np.int32)
+    input_word_ids[:len(ids)] = ids
+    input_mask = np.zeros([max_seq_length], np.int32)
+    input_mask[:len(ids)] = 1
+    input_type_ids = np.zeros([max_seq_length], np.int32)
+    input_type_ids[doc_offset:len(ids)] = 1
+    start_position = end_position = 0
+    if answer_span is not None and answer_span[0] >= start and (
+        answer_span[1] <= start + length - 1) and not example.is_impossible:
+      start_position = answer_span[0] - start + doc_offset
+      end_position = answer_span[1] - start + doc_offset
+    token_to_orig_map, token_is_max_context = _window_maps(
+        doc_offset, (start, length), window_index, context.token_to_word,
+        owners)
+    windows.append(SquadWindow(
+        unique_id=_WINDOW_ID_FACTOR * example_index + window_index,
+        example_index=example_index, window_index=window_index,
+        tokens=tuple(vocabulary[i] for i in ids),
+        token_to_orig_map=token_to_orig_map,
+        token_is_max_context=token_is_max_context,
+        input_word_ids=input_word_ids, input_mask=input_mask,
+        input_type_ids=input_type_ids, start_position=start_position,
+        end_position=end_position, is_impossible=example.is_impossible))
+  return windows
+
+
+def stack_windows(windows: Sequence[SquadWindow]) -> dict:
+  """The windows' model inputs and labels as arrays.
+
+  Returns:
+    `input_word_ids`, `input_mask`, `input_type_ids`: int32 `[n, seq]`;
+    `start_positions`, `end_positions`: int32 `[n]`; `is_impossible`: float32
+    `[n]`; `unique_ids`: int64 `[n]`.
+  """
+  if not windows:
+    raise ValueError("stack_windows needs at least one window")
+  return {
+      "input_word_ids": np.stack([w.input_word_ids for w in windows]),
+      "input_mask": np.stack([w.input_mask for w in windows]),
+      "input_type_ids": np.stack([w.input_type_ids for w in windows]),
+      "start_positions": np.array([w.start_position for w in windows],
+                                  np.int32),
+      "end_positions": np.array([w.end_position for w in windows], np.int32),
+      "is_impossible": np.array([w.is_impossible for w in windows], np.float32),
+      "unique_ids": np.array([w.unique_id for w in windows], np.int64),
+  }
+
+
+_SEQUENCE_FEATURES = ("input_word_ids", "input_mask", "input_type_ids")
+_SCALAR_FEATURES = ("start_positions", "end_positions", "is_impossible",
+                    "unique_ids")
+
+
+def window_feature_spec(max_seq_length: int) -> dict:
+  """The one feature spec of the cached window records (all int64)."""
+  spec = {name: tf.io.FixedLenFeature([max_seq_length], tf.int64)
+          for name in _SEQUENCE_FEATURES}
+  spec.update({name: tf.io.FixedLenFeature([], tf.int64)
+               for name in _SCALAR_FEATURES})
+  return spec
+
+
+def window_records_dataset(record_file: str, max_seq_length: int,
+                           batch_size: Optional[int] = None) -> tf.data.Dataset:
+  """The cached windows of `record_file`, in file order.
+
+  Returns:
+    A dataset of dicts with `stack_windows`' keys and dtypes: one window each,
+    or batches of `batch_size` (the last one smaller) when given.
+  """
+  spec = window_feature_spec(max_seq_length)
+
+  def parse(serialized):
+    parsed = tf.io.parse_example(serialized, spec)
+    return {name: tf.cast(value, tf.float32 if name == "is_impossible" else
+                          tf.int64 if name == "unique_ids" else tf.int32)
+            for name, value in parsed.items()}
+
+  dataset = tf.data.TFRecordDataset(record_file).batch(batch_size or 1024)
+  dataset = dataset.map(parse)
+  return dataset if batch_size else dataset.unbatch()
+
+
+def load_or_build_features(data_file, tokenizer, *, max_seq_length: int,
+                           doc_stride: int, max_query_length: int,
+                           is_training: bool, cache_dir: str,
+                           version: Optional[str] = None,
+                           articles: Optional[Iterable[int]] = None,
+                           max_examples: Optional[int] = None
+                           ) -> tuple[list, list, str]:
+  """The examples and windows of a SQuAD file, featurized once per setting.
+
+  The windows are cached in `cache_dir` as `squad_<train|eval>_<key>.tfrecord`
+  (model inputs and labels) and `.json` beside it (the fingerprint and each
+  context's token -> word map), `key` hashing the data file's sha256, the
+  vocabulary's sha256, the casing, every length, `is_training`, `version`,
+  `articles`, `max_examples` and the cache format. A later call with the same
+  key reads them instead of tokenizing; an unreadable cache is rebuilt.
+
+  Args:
+    data_file: the SQuAD JSON file.
+    tokenizer: a `WordpieceTokenizer`.
+    max_seq_length, doc_stride, max_query_length, is_training: as `featurize`.
+    cache_dir: the folder of the cache files (created when first written).
+    version, articles: as `read_squad_file`.
+    max_examples: keep only the first questions (after `articles`).
+
+  Returns:
+    `(examples, windows, version)` as `read_squad_file` and `featurize`.
+
+  Raises:
+    SquadDataError: as `read_squad_file` and `featurize`; nothing is written.
+  """
+  data_file = os.fspath(data_file)
+  articles = None if articles is None else tuple(articles)
+  data = _read_file(data_file)
+  examples, version = read_squad_json(_parse_json(data, data_file), data_file,
+                                      is_training, version, articles)
+  if max_examples is not None:
+    examples = examples[:max_examples]
+  if not examples:
+    raise SquadDataError(f"no questions selected from SQuAD file {data_file}: "
+                         "check articles and max_examples")
+  fingerprint = {
+      "cache_format": CACHE_FORMAT_VERSION,
+      "data_sha256": hashlib.sha256(data).hexdigest(),
+      "vocab_sha256": tokenizer.vocab_sha256,
+      "lower_case": tokenizer.lower_case,
+      "max_seq_length": max_seq_length, "doc_stride": doc_stride,
+      "max_query_length": max_query_length, "is_training": bool(is_training),
+      "version": version,
+      "articles": None if articles is None else sorted(set(articles)),
+      "max_examples": max_examples,
+  }
+  key = hashlib.sha256(json.dumps(fingerprint, sort_keys=True).encode()
+                       ).hexdigest()[:16]
+  stem = os.path.join(cache_dir,
+                      f"squad_{'train' if is_training else 'eval'}_{key}")
+  windows = _read_cache(stem, fingerprint, examples, tokenizer, max_seq_length,
+                        doc_stride)
+  if windows is None:
+    windows, contexts = _featurize(examples, tokenizer, max_seq_length,
+                                   doc_stride, max_query_length, is_training)
+    _write_cache(stem, fingerprint, examples, windows, contexts)
+    logging.info("%s: %d questions -> %d windows, cached in %s.tfrecord",
+                 data_file, len(examples), len(windows), stem)
+  return examples, windows, version
+
+
+def _write_cache(stem, fingerprint, examples, windows, contexts):
+  """The records, then the JSON that marks them complete; both atomic."""
+  files.makedirs(os.path.dirname(stem) or ".")
+  arrays = stack_windows(windows)
+  temporary_path = stem + ".tfrecord" + files.TEMPORARY_SUFFIX
+  with tf.io.TFRecordWriter(temporary_path) as writer:
+    for row in range(len(windows)):
+      feature = {name: tf.train.Feature(int64_list=tf.train.Int64List(
+          value=np.reshape(arrays[name][row], [-1]).astype(np.int64)))
+                 for name in _SEQUENCE_FEATURES + _SCALAR_FEATURES}
+      writer.write(tf.train.Example(features=tf.train.Features(
+          feature=feature)).SerializeToString())
+  files.move(temporary_path, stem + ".tfrecord")
+  context_index = {text: index for index, text in enumerate(contexts)}
+  files.write_text(stem + ".json", json.dumps({
+      "fingerprint": fingerprint,
+      "num_examples": len(examples),
+      "num_windows": len(windows),
+      "example_contexts": [context_index[example.context_text]
+                           for example in examples],
+      "context_token_to_word": [context.token_to_word
+                                for context in contexts.values()],
+  }, separators=(",", ":")))
+
+
+def _read_cache(stem, fingerprint, examples, tokenizer, max_seq_length,
+                doc_stride):
+  """The cached windows, or None when absent, stale or unreadable."""
+  if not (files.exists(stem + ".json") and files.exists(stem + ".tfrecord")):
+    return None
+  try:
+    info = files.read_json(stem + ".json")
+    if (info["fingerprint"] != fingerprint or
+        info["num_examples"] != len(examples)):
+      raise ValueError("its fingerprint differs")
+    batches = list(window_records_dataset(stem + ".tfrecord", max_seq_length,
+                                          batch_size=4096).as_numpy_iterator())
+    arrays = {name: np.concatenate([batch[name] for batch in batches])
+              for name in window_feature_spec(max_seq_length)}
+    if len(arrays["unique_ids"]) != info["num_windows"]:
+      raise ValueError("its window count differs")
+    windows = _windows_from_records(arrays, info, tokenizer, max_seq_length,
+                                    doc_stride)
+  except (OSError, ValueError, KeyError, IndexError, TypeError,
+          tf.errors.OpError) as error:
+    logging.warning("rebuilding the SQuAD feature cache %s.tfrecord: %s", stem,
+                    errors.first_line(error))
+    return None
+  logging.info("read %d SQuAD windows from the cache %s.tfrecord", len(windows),
+               stem)
+  return windows
+
+
+def _windows_from_records(arrays, info, tokenizer, max_seq_length, doc_stride):
+  """Rebuilds the windows from their records and the per-context word maps."""
+  vocabulary = tokenizer.vocabulary
+  unique_ids = arrays["unique_ids"].tolist()
+  windows = []
+  row = 0
+  while row < len(unique_ids):
+    example_index = unique_ids[row] // _WINDOW_ID_FACTOR
+    token_to_word = info["context_token_to_word"][
+        info["example_contexts"][example_index]]
+    doc_offset = int(np.argmax(arrays["input_type_ids"][row] == 1))
+    spans = _doc_spans(len(token_to_word), max_seq_length - doc_offset - 1,
+                       doc_stride)
+    owners = _max_context_window(spans, len(token_to_word))
+    for window_index, span in enumerate(spans):
+      if (row >= len(unique_ids) or unique_ids[row] !=
+          _WINDOW_ID_FACTOR * example_index + window_index):
+        raise ValueError(f"record {row} is not window {window_index} of "
+                         f"example {example_index}")
+      length = int(arrays["input_mask"][row].sum())
+      if length != doc_offset + span[1] + 1:
+        raise ValueError(f"record {row} has {length} tokens, not "
+                         f"{doc_offset + span[1] + 1}")
+      token_to_orig_map, token_is_max_context = _window_maps(
+          doc_offset, span, window_index, token_to_word, owners)
+      windows.append(SquadWindow(
+          unique_id=unique_ids[row], example_index=example_index,
+          window_index=window_index,
+          tokens=tuple(vocabulary[token_id] for token_id in
+                       arrays["input_word_ids"][row][:length].tolist()),
+          token_to_orig_map=token_to_orig_map,
+          token_is_max_context=token_is_max_context,
+          input_word_ids=arrays["input_word_ids"][row],
+          input_mask=arrays["input_mask"][row],
+          input_type_ids=arrays["input_type_ids"][row],
+          start_position=int(arrays["start_positions"][row]),
+          end_position=int(arrays["end_positions"][row]),
+          is_impossible=bool(arrays["is_impossible"][row])))
+      row += 1
+  return windows

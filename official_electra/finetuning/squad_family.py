@@ -1,0 +1,259 @@
+"""SQuAD 1.1 and 2.0 span extraction, as a task family of the seed loop.
+
+What the authors' code does (ELECTRA_REFERENCE_SQUAD.md): `[CLS] question
+[SEP] context-window [SEP]` windows (`data/squad.py`), the joint-prediction
+head with the answerability classifier (`layers/span_heads.py`,
+`models/electra_span_labeler.py`), 2 epochs, sequence length 512, n-best
+post-processing (`squad_postprocessing.py`) and the official scripts'
+metrics (`squad_metrics.py`; for 2.0 at the original's null threshold
+-2.75 on the null odds, and the oracle `best_*` of the threshold sweep).
+A seed's predictions (`predictions.json`, and for 2.0 `null_odds.json`) go
+to `<run_dir>/predictions/`, in the official scripts' format.
+"""
+
+import dataclasses
+import json
+import os
+from typing import Optional, Sequence
+
+from absl import logging
+import numpy as np
+import tensorflow as tf
+
+from official_electra.data import squad
+from official_electra.finetuning import squad_metrics
+from official_electra.finetuning import squad_postprocessing
+from official_electra.finetuning import task_family
+from official_electra.modeling import finetuned_checkpoint
+from official_electra.modeling.layers import span_heads
+from official_electra.modeling.models import electra_span_labeler
+
+TASK_NAMES = {"SQuAD-1.1": "1.1", "SQuAD-2.0": "2.0"}
+PREDICTIONS_FILE = "predictions.json"
+NULL_ODDS_FILE = "null_odds.json"
+_INPUT_KEYS = ("input_word_ids", "input_mask", "input_type_ids")
+_LABEL_KEYS = ("start_positions", "end_positions", "is_impossible")
+
+
+@dataclasses.dataclass(frozen=True)
+class SquadSettings:
+  """What SQuAD adds to the shared fine-tuning hyperparameters; defaults
+  are the original's (`configure_finetuning.py`).
+
+  Attributes:
+    doc_stride: tokens between the starts of a context's windows.
+    max_query_length: question tokens kept (the first ones).
+    n_best_size: candidates kept per question in post-processing.
+    max_answer_length: longest answer, in tokens.
+    joint_prediction: the end conditioned on the start (the authors'
+      module); False: independent start and end logits (BERT's, Hugging
+      Face's `ElectraForQuestionAnswering`).
+    beam_size: start and end candidates of the joint head's prediction.
+    answerable_classifier: the answerability (no-answer) classifier (on for
+      1.1 too, as the original, where it is trained and ignored).
+    answerable_uses_start_logits: it reads the start distribution's
+      expected hidden state beside `[CLS]`.
+    answerable_weight: its loss weight.
+    head_hidden_size: width of the joint head's and the classifier's hidden
+      layers (`qa_hidden`, 512).
+    null_threshold: SQuAD 2.0: predict no answer when the null odds exceed
+      it (`qa_na_threshold`, -2.75).
+  """
+  doc_stride: int = 128
+  max_query_length: int = 64
+  n_best_size: int = 20
+  max_answer_length: int = 30
+  joint_prediction: bool = True
+  beam_size: int = 20
+  answerable_classifier: bool = True
+  answerable_uses_start_logits: bool = True
+  answerable_weight: float = 0.5
+  head_hidden_size: int = 512
+  null_threshold: float = -2.75
+
+  def head_config(self) -> span_heads.SpanHeadConfig:
+    return span_heads.SpanHeadConfig(
+        joint_prediction=self.joint_prediction, beam_size=self.beam_size,
+        answerable_classifier=self.answerable_classifier,
+        answerable_uses_start_logits=self.answerable_uses_start_logits,
+        answerable_weight=self.answerable_weight,
+        hidden_size=self.head_hidden_size)
+
+
+@dataclasses.dataclass
+class EncodedSquad(task_family.EncodedTask):
+  """Training windows as arrays, and the predict file's questions.
+
+  Attributes:
+    examples: the predict file's questions (`squad.SquadExample`).
+    windows: their windows (`squad.SquadWindow`).
+    features: the windows' model inputs, int32 `[n, max_seq_length]`.
+    gold: the predict file's `data` list (the selected articles, the
+      selected questions), what the official scripts score against.
+    lower_case: whether the tokenizer is uncased (post-processing
+      re-tokenises the original text the same way).
+    latest: the latest `squad_postprocessing.SquadPredictions`.
+  """
+  examples: Sequence = ()
+  windows: Sequence = ()
+  features: dict = dataclasses.field(default_factory=dict)
+  gold: list = dataclasses.field(default_factory=list)
+  lower_case: bool = True
+  latest: Optional[squad_postprocessing.SquadPredictions] = None
+
+
+def _gold_data(data_file, article_indices, question_ids):
+  """The file's articles (those selected), each keeping only the questions
+  in `question_ids`: the data the official scripts score."""
+  with tf.io.gfile.GFile(data_file) as data:
+    articles = json.load(data)["data"]
+  if article_indices is not None:
+    articles = [articles[index] for index in article_indices]
+  gold = []
+  for article in articles:
+    paragraphs = []
+    for paragraph in article["paragraphs"]:
+      questions = [qa for qa in paragraph["qas"] if qa["id"] in question_ids]
+      if questions:
+        paragraphs.append(dict(paragraph, qas=questions))
+    if paragraphs:
+      gold.append(dict(article, paragraphs=paragraphs))
+  return gold
+
+
+class SquadFamily(task_family.TaskFamily):
+  """SQuAD 1.1 or 2.0 from a training and a predict file.
+
+  Args:
+    task_name: `SQuAD-1.1` or `SQuAD-2.0`.
+    train_file: the training JSON (SQuAD's `train-v1.1.json`, ...).
+    predict_file: the JSON scored after each epoch (`dev-v1.1.json`, ...).
+    settings: `SquadSettings`.
+    cache_dir: where the windows are cached (`squad.load_or_build_features`).
+    train_articles, predict_articles: indices of the articles of each file
+      to use (None: all), e.g. to train and evaluate on two parts of one
+      file.
+  """
+
+  num_train_epochs = 2
+
+  def __init__(self, task_name: str, train_file: str, predict_file: str,
+               settings: SquadSettings, cache_dir: str,
+               train_articles: Optional[Sequence[int]] = None,
+               predict_articles: Optional[Sequence[int]] = None):
+    if task_name not in TASK_NAMES:
+      raise squad.SquadDataError(
+          f"unknown SQuAD task {task_name!r}; valid: {', '.join(TASK_NAMES)}")
+    self.name = task_name
+    self.version = TASK_NAMES[task_name]
+    if (self.version == "2.0" and settings.joint_prediction and
+        not settings.answerable_classifier):
+      raise squad.SquadDataError(
+          f"{task_name}: the joint-prediction head needs the answerability "
+          "classifier to score no-answer; bind squad_task.answerable_classifier"
+          " = True or squad_task.joint_prediction = False")
+    self.train_file = train_file
+    self.predict_file = predict_file
+    self.settings = settings
+    self.cache_dir = cache_dir
+    self.train_articles = train_articles
+    self.predict_articles = predict_articles
+    self.score_key = "f1"
+    self.submission_files = ((PREDICTIONS_FILE,) if self.version == "1.1"
+                             else (PREDICTIONS_FILE, NULL_ODDS_FILE))
+
+  def _features(self, data_file, tokenizer, hyperparameters, is_training,
+                articles, max_examples=None):
+    examples, windows, version = squad.load_or_build_features(
+        data_file, tokenizer, max_seq_length=hyperparameters.max_seq_length,
+        doc_stride=self.settings.doc_stride,
+        max_query_length=self.settings.max_query_length,
+        is_training=is_training, cache_dir=self.cache_dir,
+        version=self.version, articles=articles, max_examples=max_examples)
+    del version  # The task's, checked by the reader.
+    return examples, windows
+
+  def encode(self, tokenizer, hyperparameters, with_test):
+    del with_test  # SQuAD's test sets are hidden: the predict file is scored.
+    train_examples, train_windows = self._features(
+        self.train_file, tokenizer, hyperparameters, True,
+        self.train_articles, hyperparameters.max_train_examples)
+    if len(train_windows) < hyperparameters.batch_size:
+      raise squad.SquadDataError(
+          f"{self.train_file}: {len(train_windows)} training windows make no "
+          f"batch of {hyperparameters.batch_size}; select more articles or "
+          "lower the batch size")
+    examples, windows = self._features(
+        self.predict_file, tokenizer, hyperparameters, False,
+        self.predict_articles)
+    arrays = squad.stack_windows(train_windows)
+    predict_arrays = squad.stack_windows(windows)
+    logging.info("%s: %d training questions in %d windows; %d questions in "
+                 "%d windows to predict", self.name, len(train_examples),
+                 len(train_windows), len(examples), len(windows))
+    return EncodedSquad(
+        train_features={key: arrays[key] for key in _INPUT_KEYS},
+        train_labels={key: arrays[key] for key in _LABEL_KEYS},
+        examples=examples, windows=windows,
+        features={key: predict_arrays[key] for key in _INPUT_KEYS},
+        gold=_gold_data(self.predict_file, self.predict_articles,
+                        {example.qas_id for example in examples}),
+        lower_case=tokenizer.lower_case)
+
+  def build_model(self, encoder, hyperparameters):
+    model = electra_span_labeler.ElectraSpanLabeler(
+        encoder, self.settings.head_config(),
+        gradient_clip_norm=hyperparameters.gradient_clip_norm,
+        loss_reduction=hyperparameters.loss_reduction)
+    dummy = {key: tf.zeros([1, 4], tf.int32) for key in _INPUT_KEYS}
+    model(dummy, training=False)
+    model(dict(dummy, start_positions=tf.zeros([1], tf.int32)), training=True)
+    return model
+
+  def compile_model(self, model, optimizer, hyperparameters):
+    del hyperparameters  # The model computes its own loss.
+    model.compile(optimizer=optimizer)
+
+  def predict(self, model, encoded, hyperparameters):
+    """The post-processed predictions of the predict file's questions."""
+    # Untrimmed batches: the per-position outputs of every batch have the
+    # same length, so Keras can concatenate them.
+    dataset = tf.data.Dataset.from_tensor_slices(encoded.features).batch(
+        hyperparameters.eval_batch_size).prefetch(tf.data.AUTOTUNE)
+    outputs = model.predict(dataset, verbose=0)
+    return squad_postprocessing.postprocess(
+        encoded.examples, encoded.windows,
+        {key: np.asarray(value) for key, value in outputs.items()},
+        joint_prediction=self.settings.joint_prediction,
+        version=self.version, n_best_size=self.settings.n_best_size,
+        max_answer_length=self.settings.max_answer_length,
+        lower_case=encoded.lower_case)
+
+  def evaluate(self, model, encoded, hyperparameters):
+    encoded.latest = self.predict(model, encoded, hyperparameters)
+    if self.version == "1.1":
+      return squad_metrics.evaluate_v1(encoded.gold,
+                                       encoded.latest.predictions)
+    return squad_metrics.evaluate_v2(
+        encoded.gold, encoded.latest.predictions,
+        na_probs=encoded.latest.null_odds,
+        na_prob_thresh=self.settings.null_threshold)
+
+  def write_predictions(self, model, encoded, hyperparameters, run_dir):
+    if encoded.latest is None:
+      encoded.latest = self.predict(model, encoded, hyperparameters)
+    squad_postprocessing.write_prediction_files(
+        encoded.latest, os.path.join(run_dir, "predictions"))
+
+  def describe(self, model, hyperparameters):
+    del model, hyperparameters
+    return {"family": finetuned_checkpoint.SPAN_EXTRACTION,
+            "task": self.name,
+            "version": self.version,
+            "head": self.settings.head_config().to_dict(),
+            "settings": dataclasses.asdict(self.settings)}
+
+
+def read_settings(description: dict) -> SquadSettings:
+  """The `SquadSettings` a seed folder's description records."""
+  return SquadSettings(**description["settings"])

@@ -1,0 +1,457 @@
+"""SQuAD 1.1 and 2.0 scores, equal to the official evaluation scripts.
+
+Written from the rules of the official scripts (`evaluate-v1.1.py`,
+`evaluate-v2.0.py`; the authors' copies are
+`finetune/qa/squad_official_eval*.py`), the same numbers to the last bit (the
+same arithmetic in the same order):
+
+- An answer is normalised: lower case, ASCII punctuation (`string.punctuation`)
+  removed, the whole words a/an/the removed, whitespace collapsed. Exact match
+  compares normalised texts; F1 compares their tokens (split on whitespace) as
+  multisets. A question scores the maximum over its gold answers.
+- v1.1 (`evaluate_v1`): a question without a prediction scores 0 and counts
+  in the total (the script prints "Unanswered question ... will receive score
+  0."; we log one warning); ids not in the data are ignored. An F1 with no
+  common token is 0, even when both texts normalise to nothing (whose exact
+  match is 1: on dev-v1.1 an empty prediction matches the 3 gold answers ".").
+- v2.0 (`evaluate_v2`): gold answers that normalise to "" are dropped and a
+  question left without any (an unanswerable one) has the one gold answer "";
+  an F1 where either side normalises to "" is 1 when both do, else 0. A
+  question whose null odds exceed `na_prob_thresh` is scored as if its
+  prediction were "". With null odds, the script's `find_best_thresh` sweep
+  (an oracle on the evaluated set itself) adds `best_exact`/`best_f1` and
+  their thresholds. Ids not in the data are ignored. A question without a
+  prediction (or, with null odds, without its null odds) makes the official
+  script stop with a KeyError after printing "Missing prediction for ...": no
+  scores come out, so here it is a `SquadEvalError`.
+
+Pure Python (no TensorFlow), so `python -m official_electra.squad_eval` starts
+at once; a `gs://` path is read through official_electra/files.py.
+"""
+
+import collections
+import dataclasses
+import json
+import math
+import re
+import string
+from typing import Optional
+
+from absl import logging
+
+from official_electra import errors
+
+V1 = "1.1"
+V2 = "2.0"
+
+_PUNCTUATION = frozenset(string.punctuation)
+_ARTICLES = re.compile(r"\b(a|an|the)\b")
+_DATA_FIX = ("pass an official SQuAD 1.1 or 2.0 JSON file "
+             "(data -> paragraphs -> qas)")
+_PREDICTIONS_FIX = ('write one JSON object {"<question id>": "<answer text>",'
+                    ' ...} ("" for no answer), as predictions.json')
+_NULL_ODDS_FIX = ('pass one JSON object {"<question id>": <number>, ...}, as '
+                  "the null-odds file the post-processing writes")
+
+
+class SquadEvalError(errors.UserError):
+  """A SQuAD data, predictions or null-odds file (or value) that cannot be
+  scored; the message names it and the fix."""
+
+
+def normalize_answer(text: str) -> str:
+  """Lower case, no ASCII punctuation, no a/an/the words, single spaces."""
+  lowered = text.lower()
+  without_punctuation = "".join(
+      character for character in lowered if character not in _PUNCTUATION)
+  without_articles = _ARTICLES.sub(" ", without_punctuation)
+  return " ".join(without_articles.split())
+
+
+def exact_match(prediction: str, gold: str) -> int:
+  """1 when the normalised texts are equal, else 0 (both versions)."""
+  return int(normalize_answer(prediction) == normalize_answer(gold))
+
+
+def f1_score(prediction: str, gold: str, version: str = V1) -> float:
+  """Token-level F1 of the normalised texts, in [0, 1].
+
+  Args:
+    prediction: the predicted answer text.
+    gold: one gold answer text.
+    version: "1.1" (no common token scores 0, even two empty texts) or "2.0"
+      (when either text normalises to "", 1 if both do, else 0).
+  """
+  prediction_tokens = normalize_answer(prediction).split()
+  gold_tokens = normalize_answer(gold).split()
+  if version == V2 and (not prediction_tokens or not gold_tokens):
+    return float(prediction_tokens == gold_tokens)
+  common = collections.Counter(prediction_tokens) & collections.Counter(
+      gold_tokens)
+  num_same = sum(common.values())
+  if num_same == 0:
+    return 0.0
+  precision = 1.0 * num_same / len(prediction_tokens)
+  recall = 1.0 * num_same / len(gold_tokens)
+  return (2 * precision * recall) / (precision + recall)
+
+
+def question_scores(prediction: str, gold_answers, version: str):
+  """(exact match, F1) of one prediction: the maximum over the gold answers.
+
+  Args:
+    prediction: the predicted answer text.
+    gold_answers: every gold answer text of the question (v2.0: may be empty).
+    version: "1.1" or "2.0" (v2.0 drops gold answers that normalise to "" and
+      uses [""] when none is left).
+
+  Raises:
+    SquadEvalError: a v1.1 question without gold answers.
+  """
+  if version == V2:
+    gold_answers = [gold for gold in gold_answers if normalize_answer(gold)]
+    gold_answers = gold_answers or [""]
+  elif not gold_answers:
+    raise SquadEvalError(
+        "a SQuAD 1.1 question has no gold answer; give every question one, "
+        "or mark unanswerable ones is_impossible (SQuAD 2.0)")
+  return (max(exact_match(prediction, gold) for gold in gold_answers),
+          max(f1_score(prediction, gold, version) for gold in gold_answers))
+
+
+def detect_version(data_json, data_name: str = "the SQuAD data") -> str:
+  """"2.0" when the data's "version" says 2 (as "v2.0") or any question has
+  an `is_impossible` field, else "1.1".
+
+  Args:
+    data_json: the whole data file's JSON value.
+    data_name: what an error calls the data (its file).
+
+  Raises:
+    SquadEvalError: `data_json` is not SQuAD JSON.
+  """
+  questions = _questions(data_json, data_name)
+  declared = str(data_json.get("version", "")).lstrip("vV")
+  if declared.startswith("2") or any(
+      "is_impossible" in qa for _, _, qa in questions):
+    return V2
+  return V1
+
+
+def evaluate_v1(dataset, predictions) -> dict:
+  """The official SQuAD 1.1 script's scores.
+
+  Args:
+    dataset: the data file's "data" list (articles -> paragraphs -> qas).
+    predictions: question id -> answer text.
+
+  Returns:
+    {"exact_match", "f1"}, in percent over every question of `dataset`.
+
+  Raises:
+    SquadEvalError: malformed data or predictions, or a question without
+      gold answers.
+  """
+  return _evaluate_v1({"data": dataset}, predictions, _Names())
+
+
+def evaluate_v2(dataset, predictions, na_probs=None,
+                na_prob_thresh: float = 1.0) -> dict:
+  """The official SQuAD 2.0 script's scores.
+
+  Args:
+    dataset: the data file's "data" list (articles -> paragraphs -> qas; an
+      unanswerable question has no answers).
+    predictions: question id -> answer text ("" for no answer), for every
+      question.
+    na_probs: question id -> null odds (any number: the script calls it a
+      probability, ELECTRA writes a logit). None: 0 for every prediction, as
+      the script without `--na-prob-file`, and no threshold sweep.
+    na_prob_thresh: a question whose null odds exceed this is scored as if
+      its prediction were "".
+
+  Returns:
+    `exact`, `f1` (percent), `total`; `HasAns_*` and `NoAns_*` (the same
+    three) when the data has such questions; with `na_probs`, `best_exact`,
+    `best_exact_thresh`, `best_f1`, `best_f1_thresh` from the official
+    sweep. In the official script's order.
+
+  Raises:
+    SquadEvalError: malformed data, predictions or null odds, a question
+      without a prediction or without null odds (the official script stops
+      with a KeyError).
+  """
+  return _evaluate_v2({"data": dataset}, predictions, na_probs,
+                      na_prob_thresh, _Names())
+
+
+def evaluate_file(data_file: str, predictions_file: str,
+                  na_prob_file: Optional[str] = None,
+                  na_prob_thresh: float = 1.0) -> dict:
+  """Scores a predictions file as the official script of the data's version.
+
+  Args:
+    data_file: a SQuAD 1.1 or 2.0 JSON file (the version is detected).
+    predictions_file: a JSON object, question id -> answer text.
+    na_prob_file: SQuAD 2.0 only: a JSON object, question id -> null odds.
+    na_prob_thresh: SQuAD 2.0 only (see `evaluate_v2`).
+
+  Returns:
+    The official script's dictionary (see `evaluate_v1`, `evaluate_v2`).
+
+  Raises:
+    SquadEvalError: a file that cannot be read or scored, in one line naming
+      it and the fix.
+  """
+  names = _Names(data_file, predictions_file, na_prob_file or "null odds")
+  data_json = _read_json(data_file, _DATA_FIX)
+  version = detect_version(data_json, data_file)
+  predictions = _check_predictions(
+      _read_json(predictions_file, _PREDICTIONS_FIX), predictions_file)
+  if version == V1:
+    if na_prob_file:
+      raise SquadEvalError(
+          f"{data_file} is SQuAD 1.1, which has no unanswerable questions; "
+          f"drop the null-odds file {na_prob_file} (it is for SQuAD 2.0)")
+    return _evaluate_v1(data_json, predictions, names)
+  na_probs = (_read_json(na_prob_file, _NULL_ODDS_FIX) if na_prob_file
+              else None)
+  return _evaluate_v2(data_json, predictions, na_probs, na_prob_thresh,
+                      names)
+
+
+@dataclasses.dataclass(frozen=True)
+class _Names:
+  """What the error messages call the data, predictions and null odds."""
+  data: str = "the SQuAD data"
+  predictions: str = "the predictions"
+  null_odds: str = "the null odds"
+
+
+def _evaluate_v1(data_json, predictions, names):
+  predictions = _check_predictions(predictions, names.predictions)
+  exact_total = f1_total = 0
+  total = 0
+  missing = []
+  for question_id, gold_answers, _ in _questions(data_json, names.data):
+    total += 1
+    if question_id not in predictions:
+      missing.append(question_id)
+      continue
+    if not gold_answers:
+      raise SquadEvalError(
+          f"{names.data}: question {question_id!r} has no gold answer, which "
+          "SQuAD 1.1 requires; give it one, or mark unanswerable questions "
+          "is_impossible (SQuAD 2.0)")
+    exact, f1 = question_scores(predictions[question_id], gold_answers, V1)
+    exact_total += exact
+    f1_total += f1
+  if not total:
+    raise SquadEvalError(f"{names.data} has no questions; {_DATA_FIX}")
+  if missing:
+    logging.warning(
+        "%s has no answer for %d of the %d questions (first: %r); each "
+        "scores 0, as in the official SQuAD 1.1 script", names.predictions,
+        len(missing), total, missing[0])
+  return {"exact_match": 100.0 * exact_total / total,
+          "f1": 100.0 * f1_total / total}
+
+
+def _evaluate_v2(data_json, predictions, na_probs, na_prob_thresh, names):
+  predictions = _check_predictions(predictions, names.predictions)
+  if math.isnan(na_prob_thresh):
+    raise SquadEvalError("na_prob_thresh is NaN; pass a number")
+  has_answer = {}
+  raw_exact = {}
+  raw_f1 = {}
+  missing = []
+  for question_id, gold_answers, _ in _questions(data_json, names.data):
+    has_answer[question_id] = bool(gold_answers)
+    if question_id not in predictions:
+      missing.append(question_id)
+      continue
+    raw_exact[question_id], raw_f1[question_id] = question_scores(
+        predictions[question_id], gold_answers, V2)
+  if not has_answer:
+    raise SquadEvalError(f"{names.data} has no questions; {_DATA_FIX}")
+  if missing:
+    raise SquadEvalError(
+        f"{names.predictions} has no answer for {len(missing)} of the "
+        f"{len(has_answer)} questions (first: {missing[0]!r}), which the "
+        "official SQuAD 2.0 script cannot score (it stops with a KeyError); "
+        'write an answer for every question ("" for no answer)')
+  if na_probs is None:
+    odds = {question_id: 0.0 for question_id in predictions}
+  else:
+    odds = _check_null_odds(na_probs, names.null_odds)
+    without_odds = [question_id for question_id in raw_exact
+                    if question_id not in odds]
+    if without_odds:
+      raise SquadEvalError(
+          f"{names.null_odds} has no value for {len(without_odds)} of the "
+          f"{len(raw_exact)} questions (first: {without_odds[0]!r}), which "
+          "the official SQuAD 2.0 script cannot score (it stops with a "
+          "KeyError); write the null odds of every question")
+  exact = _apply_null_threshold(raw_exact, odds, has_answer, na_prob_thresh)
+  f1 = _apply_null_threshold(raw_f1, odds, has_answer, na_prob_thresh)
+  results = _percentages(exact, f1, list(exact))
+  for prefix, wanted in (("HasAns", True), ("NoAns", False)):
+    question_ids = [question_id for question_id, answerable
+                    in has_answer.items() if answerable == wanted]
+    if question_ids:
+      for key, value in _percentages(exact, f1, question_ids).items():
+        results[f"{prefix}_{key}"] = value
+  if na_probs is not None:
+    for key, raw_scores in (("exact", raw_exact), ("f1", raw_f1)):
+      best, threshold = _best_threshold(predictions, raw_scores, odds,
+                                        has_answer)
+      results[f"best_{key}"] = best
+      results[f"best_{key}_thresh"] = threshold
+  return results
+
+
+def _apply_null_threshold(raw_scores, odds, has_answer, na_prob_thresh):
+  """Scores with "" predicted where the null odds exceed the threshold."""
+  return {question_id: (float(not has_answer[question_id])
+                        if odds[question_id] > na_prob_thresh else score)
+          for question_id, score in raw_scores.items()}
+
+
+def _percentages(exact, f1, question_ids):
+  total = len(question_ids)
+  return {"exact": 100.0 * sum(exact[key] for key in question_ids) / total,
+          "f1": 100.0 * sum(f1[key] for key in question_ids) / total,
+          "total": total}
+
+
+def _best_threshold(predictions, raw_scores, odds, has_answer):
+  """The official `find_best_thresh`: (best score in percent, threshold).
+
+  Starts from "every question null" (each unanswerable one right), then
+  answers the questions in increasing null odds: an answerable one adds its
+  raw score, an unanswerable one with a non-empty prediction (the raw text,
+  not normalised) subtracts 1. The threshold is the null odds of the question
+  where the running score last rose; 0.0 when it never rises. Ties keep the
+  order of `odds`, as the script's stable sort.
+  """
+  score = best_score = sum(1 for answerable in has_answer.values()
+                           if not answerable)
+  best_threshold = 0.0
+  for question_id in sorted(odds, key=odds.__getitem__):
+    if question_id not in raw_scores:
+      continue
+    if has_answer[question_id]:
+      score += raw_scores[question_id]
+    elif predictions[question_id]:
+      score -= 1
+    if score > best_score:
+      best_score = score
+      best_threshold = odds[question_id]
+  return 100.0 * best_score / len(raw_scores), best_threshold
+
+
+def _questions(data_json, data_name):
+  """[(question id, gold answer texts, the qa dict)] in file order.
+
+  Raises:
+    SquadEvalError: not the SQuAD layout.
+  """
+  if not isinstance(data_json, dict) or not isinstance(
+      data_json.get("data"), list):
+    raise SquadEvalError(
+        f"{data_name} is not SQuAD JSON (no \"data\" list of articles at the "
+        f"top level); {_DATA_FIX}")
+  questions = []
+  for article_index, article in enumerate(data_json["data"]):
+    where = f"data[{article_index}]"
+    for paragraph_index, paragraph in enumerate(
+        _list_field(article, "paragraphs", where, data_name)):
+      where = f"data[{article_index}].paragraphs[{paragraph_index}]"
+      for qa_index, qa in enumerate(
+          _list_field(paragraph, "qas", where, data_name)):
+        where_qa = f"{where}.qas[{qa_index}]"
+        if not isinstance(qa, dict) or not isinstance(qa.get("id"), str):
+          raise SquadEvalError(
+              f"{data_name}: {where_qa} has no string \"id\"; {_DATA_FIX}")
+        answers = _list_field(qa, "answers", where_qa, data_name)
+        if not all(isinstance(answer, dict)
+                   and isinstance(answer.get("text"), str)
+                   for answer in answers):
+          raise SquadEvalError(
+              f"{data_name}: an answer of {where_qa} has no string \"text\"; "
+              f"{_DATA_FIX}")
+        questions.append((qa["id"], [answer["text"] for answer in answers],
+                          qa))
+  return questions
+
+
+def _list_field(parent, key, where, data_name):
+  value = parent.get(key) if isinstance(parent, dict) else None
+  if not isinstance(value, list):
+    raise SquadEvalError(
+        f"{data_name}: {where} has no {key!r} list; {_DATA_FIX}")
+  return value
+
+
+def _check_predictions(predictions, predictions_name):
+  if not isinstance(predictions, dict):
+    raise SquadEvalError(
+        f"{predictions_name} is a JSON {_json_type(predictions)}, not an "
+        f"object of answers; {_PREDICTIONS_FIX}")
+  for question_id, answer in predictions.items():
+    if not isinstance(answer, str):
+      raise SquadEvalError(
+          f"{predictions_name}: the answer to {question_id!r} is a JSON "
+          f"{_json_type(answer)}, not a string; {_PREDICTIONS_FIX}")
+  return predictions
+
+
+def _check_null_odds(na_probs, null_odds_name):
+  if not isinstance(na_probs, dict):
+    raise SquadEvalError(
+        f"{null_odds_name} is a JSON {_json_type(na_probs)}, not an object "
+        f"of null odds; {_NULL_ODDS_FIX}")
+  for question_id, value in na_probs.items():
+    if (isinstance(value, bool) or not isinstance(value, (int, float))
+        or not math.isfinite(value)):
+      kind = ("a non-finite number" if isinstance(value, float)
+              else f"a JSON {_json_type(value)}")
+      raise SquadEvalError(
+          f"{null_odds_name}: the null odds of {question_id!r} is {kind}, "
+          f"not a finite number; {_NULL_ODDS_FIX}")
+  return na_probs
+
+
+def _json_type(value):
+  if isinstance(value, bool):
+    return "boolean"
+  if value is None:
+    return "null"
+  if isinstance(value, (int, float)):
+    return "number"
+  return {dict: "object", list: "array", str: "string"}.get(
+      type(value), type(value).__name__)
+
+
+def _read_json(path, fix):
+  """The JSON value in `path`, or one `SquadEvalError` line with `fix`."""
+  try:
+    if "://" in path:
+      # Only a URL needs TensorFlow's filesystems (gs://, ...); local files
+      # are read without importing TensorFlow, so the program starts at once.
+      from official_electra import files  # pylint: disable=g-import-not-at-top
+      text = files.read_text(path)
+    else:
+      with open(path, encoding="utf-8") as json_file:
+        text = json_file.read()
+  except OSError as error:
+    raise SquadEvalError(
+        f"{path}: cannot read it ({error.strerror or error}); {fix}") from None
+  except UnicodeDecodeError:
+    raise SquadEvalError(f"{path}: not UTF-8 text; {fix}") from None
+  try:
+    return json.loads(text)
+  except json.JSONDecodeError as error:
+    raise SquadEvalError(
+        f"{path}: not valid JSON ({error.msg} at line {error.lineno} column "
+        f"{error.colno}); {fix}") from None
