@@ -14,6 +14,13 @@
       [--hf_output_dir=hf/discriminator] \
       [--hf_generator_output_dir=hf/generator] \
       [--tf1_output_prefix=tf1/model.ckpt]
+    # a fine-tuned SQuAD model (independent head, no answerability
+    # classifier) -> Hugging Face ElectraForQuestionAnswering, and back
+    python -m official_electra.convert --finetuned_dir=runs/squad/SQuAD-1.1 \
+      --hf_output_dir=hf/qa
+    python -m official_electra.convert --hf_qa_dir=hf/qa \
+      --output_dir=runs/imported_qa [--vocab_file=vocab.txt] \
+      [--task=SQuAD-1.1|SQuAD-2.0]
 
 An import writes `<output_dir>/ckpt-0` in the project's checkpoint layout, with
 `model_config.json` beside it (the towers imported, their heads, the
@@ -24,6 +31,13 @@ tokenizer files when the flags are not given);
 `--init_checkpoint`, and `official_electra.export` exports it. The TF1
 architecture comes from `--model_size` or the two `--*_config_json` files (an
 `EncoderConfig` as JSON). See docs/checkpoints.md.
+
+A question-answering import writes a SQuAD seed folder, as
+`official_electra.finetune` writes one per seed: `official_electra.export
+--finetuned_dir` exports it and `official_electra.finetune --init_checkpoint`
+starts from its encoder. Only the independent head without the answerability
+classifier (`squad_task.joint_prediction = False`,
+`squad_task.answerable_classifier = False`) has a Hugging Face counterpart.
 """
 
 import os
@@ -39,6 +53,7 @@ from official_electra.conversion import checkpoint_dir
 from official_electra.conversion import converters
 from official_electra.conversion import electra_parts
 from official_electra.conversion import tf1_files
+from official_electra.finetuning import squad_family
 
 
 def define_flags():
@@ -48,6 +63,11 @@ def define_flags():
                       "directory (the discriminator) to import.")
   flags.DEFINE_string("hf_generator_dir", None, "Hugging Face "
                       "ElectraForMaskedLM directory (the generator) to import.")
+  flags.DEFINE_string("hf_qa_dir", None, "Hugging Face "
+                      "ElectraForQuestionAnswering directory to import as a "
+                      "SQuAD seed folder.")
+  flags.DEFINE_enum("task", None, list(squad_family.TASK_NAMES), "SQuAD "
+                    "version recorded for --hf_qa_dir (default SQuAD-1.1).")
   flags.DEFINE_string("tf1_checkpoint", None, "Original TF1 ELECTRA checkpoint "
                       "prefix to import, e.g. electra_small/electra_small.")
   flags.DEFINE_enum("model_size", None, list(converters.MODEL_SIZES),
@@ -60,19 +80,24 @@ def define_flags():
                       "the generator of --tf1_checkpoint (overrides "
                       "--model_size).")
   flags.DEFINE_string("output_dir", None, "New directory for the imported "
-                      "checkpoint.")
+                      "checkpoint (for --hf_qa_dir, the seed folder).")
   flags.DEFINE_string("vocab_file", None, "WordPiece vocabulary of the model: "
                       "copied beside the import; its [MASK] etc. set the "
                       "pretrainer's masking ids (BERT's ids when absent). "
-                      "Default for --hf_dir: the folder's vocab.txt.")
+                      "Default for --hf_dir and --hf_qa_dir: the folder's "
+                      "vocab.txt (--hf_qa_dir needs one).")
   flags.DEFINE_bool("lower_case", None, "Whether the vocabulary is uncased "
                     "(recorded in model_config.json for the export). "
                     "Default: do_lower_case of the Hugging Face folder's "
                     "tokenizer_config.json, else true.")
   flags.DEFINE_string("checkpoint", None, "Our checkpoint (model_dir or "
                       "prefix) to export.")
+  flags.DEFINE_string("finetuned_dir", None, "Fine-tuned SQuAD seed folder, "
+                      "task folder or model_dir to export to --hf_output_dir "
+                      "as ElectraForQuestionAnswering.")
   flags.DEFINE_string("hf_output_dir", None, "New directory for the exported "
-                      "discriminator (ElectraForPreTraining).")
+                      "discriminator (ElectraForPreTraining), or for "
+                      "--finetuned_dir the ElectraForQuestionAnswering.")
   flags.DEFINE_string("hf_generator_output_dir", None, "New directory for the "
                       "exported generator (ElectraForMaskedLM).")
   flags.DEFINE_string("tf1_output_prefix", None, "Prefix of the exported TF1 "
@@ -97,21 +122,82 @@ def _tf1_configs(model_size, discriminator_config_json, generator_config_json):
   return discriminator_config, generator_config
 
 
+def _flag(flag_values, name):
+  """A flag's value; None when `flag_values` (a namespace built by a caller
+  of `run`) predates the flag."""
+  return getattr(flag_values, name, None)
+
+
 def run(flag_values):
   """Runs the conversion the flags ask for; returns a summary line."""
   imports_hf = bool(flag_values.hf_dir or flag_values.hf_generator_dir)
   sources = [name for name, given in (
       ("--hf_dir/--hf_generator_dir", imports_hf),
+      ("--hf_qa_dir", _flag(flag_values, "hf_qa_dir")),
       ("--tf1_checkpoint", flag_values.tf1_checkpoint),
-      ("--checkpoint", flag_values.checkpoint)) if given]
+      ("--checkpoint", flag_values.checkpoint),
+      ("--finetuned_dir", _flag(flag_values, "finetuned_dir"))) if given]
   if len(sources) != 1:
     raise electra_parts.ConversionError(
-        "pass exactly one source: --hf_dir/--hf_generator_dir, "
-        "--tf1_checkpoint or --checkpoint "
+        "pass exactly one source: --hf_dir/--hf_generator_dir, --hf_qa_dir, "
+        "--tf1_checkpoint, --checkpoint or --finetuned_dir "
         f"(got {', '.join(sources) or 'none'})")
+  if _flag(flag_values, "task") and not _flag(flag_values, "hf_qa_dir"):
+    raise electra_parts.ConversionError(
+        "--task names the SQuAD version of an --hf_qa_dir import; drop it "
+        f"for {sources[0]}")
+  if _flag(flag_values, "hf_qa_dir"):
+    return _run_question_answering_import(flag_values)
+  if _flag(flag_values, "finetuned_dir"):
+    return _run_question_answering_export(flag_values)
   if flag_values.checkpoint:
     return _run_export(flag_values)
   return _run_import(flag_values, imports_hf)
+
+
+def _run_question_answering_import(flag_values):
+  others = [flag for flag, value in (
+      ("--model_size", flag_values.model_size),
+      ("--discriminator_config_json", flag_values.discriminator_config_json),
+      ("--generator_config_json", flag_values.generator_config_json),
+      ("--hf_output_dir", flag_values.hf_output_dir),
+      ("--hf_generator_output_dir", flag_values.hf_generator_output_dir),
+      ("--tf1_output_prefix", flag_values.tf1_output_prefix)) if value]
+  if others:
+    raise electra_parts.ConversionError(
+        "--hf_qa_dir imports to --output_dir only (its config.json gives the "
+        f"architecture); drop {', '.join(others)}")
+  if not flag_values.output_dir:
+    raise electra_parts.ConversionError(
+        "an import needs --output_dir (for --hf_qa_dir, the new seed folder)")
+  settings_check.check_output_dir(flag_values.output_dir, "--output_dir")
+  task_name = _flag(flag_values, "task") or "SQuAD-1.1"
+  output_dir = converters.import_hf_question_answering(
+      flag_values.hf_qa_dir, flag_values.output_dir, flag_values.vocab_file,
+      task_name, flag_values.lower_case)
+  return (f"wrote {output_dir} ({task_name} seed folder, independent span "
+          "head; official_electra.export --finetuned_dir and "
+          "official_electra.finetune --init_checkpoint read it)")
+
+
+def _run_question_answering_export(flag_values):
+  others = [flag for flag, value in (
+      ("--hf_generator_output_dir", flag_values.hf_generator_output_dir),
+      ("--tf1_output_prefix", flag_values.tf1_output_prefix),
+      ("--output_dir", flag_values.output_dir)) if value]
+  if others:
+    raise electra_parts.ConversionError(
+        "--finetuned_dir exports to --hf_output_dir only (an "
+        f"ElectraForQuestionAnswering folder); drop {', '.join(others)}")
+  if not flag_values.hf_output_dir:
+    raise electra_parts.ConversionError(
+        "an export of --finetuned_dir needs --hf_output_dir (the new "
+        "ElectraForQuestionAnswering folder)")
+  settings_check.check_output_dir(flag_values.hf_output_dir, "--hf_output_dir")
+  run_dir = converters.export_hf_question_answering(
+      flag_values.finetuned_dir, flag_values.hf_output_dir)
+  return (f"wrote {flag_values.hf_output_dir} (ElectraForQuestionAnswering "
+          f"of {run_dir})")
 
 
 def _run_import(flag_values, imports_hf):

@@ -6,13 +6,18 @@
     python -m official_electra.export --finetuned_dir=runs/glue/SST-2 \
       --export_dir=models/sst2/1
 
+    python -m official_electra.export --finetuned_dir=runs/squad/SQuAD-1.1 \
+      --export_dir=models/squad/1
+
 `--model_dir` takes a pretraining model_dir written by `official_electra.train`
 and exports its discriminator (see official_electra/serving/pretraining_export.py).
 `--finetuned_dir` takes a task folder written by `official_electra.finetune`
 (its median seed is exported), one `seed_<s>` folder, or the fine-tuning
-`--model_dir` itself when it holds one task; the SavedModel's
-`serving_default` takes raw sentences and `serve_token_ids` token ids (see
-official_electra/serving/classifier_export.py).
+`--model_dir` itself when it holds one task. A GLUE classifier's
+`serving_default` takes raw sentences (official_electra/serving/
+classifier_export.py); a SQuAD model's takes a `question` and a `context` and
+returns the answer, its character span and score
+(official_electra/serving/qa_export.py); both have `serve_token_ids`.
 """
 
 
@@ -23,11 +28,12 @@ from official_electra import command_line
 from official_electra import errors
 from official_electra import settings_check
 from official_electra.serving import classifier_export
+from official_electra.serving import finetuned_export
 from official_electra.serving import pretraining_export
 
-flags.DEFINE_string("finetuned_dir", None, "Fine-tuned GLUE task or seed "
-                    "folder to export as a classifier (or the fine-tuning "
-                    "--model_dir, when it holds one task).")
+flags.DEFINE_string("finetuned_dir", None, "Fine-tuned GLUE or SQuAD task or "
+                    "seed folder to export (or the fine-tuning --model_dir, "
+                    "when it holds one task).")
 flags.DEFINE_string("model_dir", None, "Pretraining model_dir whose "
                     "discriminator to export.")
 flags.DEFINE_string("export_dir", None, "SavedModel folder to create.")
@@ -40,11 +46,11 @@ def main(argv):
     settings_check.check_output_dir(flags.FLAGS.export_dir, "--export_dir")
     if flags.FLAGS.finetuned_dir and flags.FLAGS.model_dir:
       raise classifier_export.ExportError(
-          "pass one of --finetuned_dir (a fine-tuned classifier) or "
+          "pass one of --finetuned_dir (a fine-tuned model) or "
           "--model_dir (a discriminator), not both")
     if flags.FLAGS.finetuned_dir:
-      run_dir = classifier_export.export_classifier(flags.FLAGS.finetuned_dir,
-                                                    flags.FLAGS.export_dir)
+      run_dir = finetuned_export.export_finetuned(flags.FLAGS.finetuned_dir,
+                                                  flags.FLAGS.export_dir)
       print(f"exported {run_dir} to {flags.FLAGS.export_dir}")
     elif flags.FLAGS.model_dir:
       prefix = pretraining_export.export_discriminator(flags.FLAGS.model_dir,

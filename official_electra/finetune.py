@@ -237,13 +237,15 @@ def _families(task_flag, glue_dir, squad_files, model_dir):
       if not files.isfile(path):
         raise squad.SquadDataError(f"{path}: no such file; pass {flag} "
                                    "pointing at a SQuAD JSON file")
-    return [squad_family.SquadFamily(
+    family = squad_family.SquadFamily(
         task_flag, train_file, predict_file, _squad_settings(),
         os.path.join(model_dir, task_flag, "features"),
         train_articles=(None if train_articles is None else
                         squad.parse_article_indices(train_articles)),
         predict_articles=(None if predict_articles is None else
-                          squad.parse_article_indices(predict_articles)))]
+                          squad.parse_article_indices(predict_articles)))
+    family.check_files()  # Before --model_dir is created.
+    return [family]
   task_names = tasks.resolve_task_names(task_flag)
   if not glue_dir:
     raise glue.GlueDataError(f"--task={task_flag} needs --glue_dir: pass the "

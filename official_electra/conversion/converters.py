@@ -1,20 +1,36 @@
-"""The four conversions `official_electra.convert` offers, as library calls.
+"""The conversions `official_electra.convert` offers, as library calls.
 
-Imports write a checkpoint directory in the project's layout (see
-`electra_parts.py`) that `official_electra.train --init_checkpoint` and
-`official_electra.finetune --init_checkpoint` read; exports read one.
+Pretraining checkpoints: imports (Hugging Face, TF1) write a checkpoint
+directory in the project's layout (see `electra_parts.py`) that
+`official_electra.train --init_checkpoint` and `official_electra.finetune
+--init_checkpoint` read; exports read one.
+
+Fine-tuned SQuAD models with the independent head and no answerability
+classifier (`span_head_hf.py`): `export_hf_question_answering` writes a seed
+folder as a Hugging Face `ElectraForQuestionAnswering`;
+`import_hf_question_answering` writes one as a seed folder
+(`modeling/finetuned_checkpoint.py`), which `load_span_labeler`, the
+SavedModel export and `official_electra.finetune --init_checkpoint` read.
 """
 
 import dataclasses
 
 import numpy as np
 
+from official_electra import files
 from official_electra.conversion import checkpoint_dir
 from official_electra.conversion import electra_parts
 from official_electra.conversion import hf_files
+from official_electra.conversion import span_head_hf
 from official_electra.conversion import tf1_files
 from official_electra.conversion import tf1_names
+from official_electra.finetuning import squad_family
 from official_electra.modeling import encoder_config as encoder_config_lib
+from official_electra.modeling import finetuned_checkpoint
+from official_electra.modeling import model_config as model_config_lib
+from official_electra.modeling import span_labeler_checkpoint
+from official_electra.serving import finetuned_export
+from official_electra.tokenization import wordpiece_tokenizer
 
 _SMALL = encoder_config_lib.EncoderConfig()
 # The paper's discriminator sizes and generator fractions (Table 6;
@@ -159,3 +175,120 @@ def export_tf1(checkpoint, tf1_output_prefix):
   """Ours -> a checkpoint under the original TF1 names; returns the names."""
   model = checkpoint_dir.load_checkpoint_dir(checkpoint)
   return tf1_files.write_tf1_checkpoint(model, tf1_output_prefix)
+
+
+# The longest sequence an imported SQuAD model packs to: the original's 512,
+# or the position table when it is shorter.
+MAX_QA_SEQ_LENGTH = 512
+
+
+def _check_hf_head(run_dir, head_config):
+  """Refuses, before any weight is read, a head Hugging Face cannot hold."""
+  parts = [part for part, present in (
+      ("the joint-prediction head", head_config.joint_prediction),
+      ("the answerability classifier", head_config.answerable_classifier))
+           if present]
+  if parts:
+    raise electra_parts.ConversionError(
+        f"{run_dir}: fine-tuned with {' and '.join(parts)}, which Hugging "
+        f"Face's {span_head_hf.ARCHITECTURE} cannot hold; only a model "
+        "fine-tuned with squad_task.joint_prediction = False and "
+        "squad_task.answerable_classifier = False converts")
+
+
+def export_hf_question_answering(finetuned_dir, hf_output_dir):
+  """A fine-tuned SQuAD model -> Hugging Face `ElectraForQuestionAnswering`.
+
+  Writes `config.json` and `model.safetensors` (as the discriminator's
+  export, no tokenizer files) to a new folder, published whole
+  (`span_head_hf.write_hf_question_answering_dir`).
+
+  Args:
+    finetuned_dir: a SQuAD seed folder, its task folder or the fine-tuning
+      model_dir (`finetuned_export.resolve_finetuned_run`).
+    hf_output_dir: the new folder (or an empty one).
+
+  Returns:
+    The seed folder exported.
+
+  Raises:
+    ConversionError: the output exists, or the model has the joint head or
+      the answerability classifier (checked before any weight is read).
+    ExportError, FinetunedCheckpointError: not a SQuAD seed folder.
+  """
+  electra_parts.check_new_output(hf_output_dir)
+  run_dir = finetuned_export.resolve_finetuned_run(finetuned_dir)
+  description = span_labeler_checkpoint.read_description(run_dir)
+  _check_hf_head(run_dir, span_labeler_checkpoint.head_config_of(
+      run_dir, description))
+  span_labeler, _ = span_labeler_checkpoint.load_span_labeler(run_dir)
+  span_head_hf.write_hf_question_answering_dir(span_labeler, hf_output_dir)
+  return run_dir
+
+
+def import_hf_question_answering(hf_dir, output_dir, vocab_file=None,
+                                 task_name="SQuAD-1.1", lower_case=None):
+  """Hugging Face `ElectraForQuestionAnswering` -> a SQuAD seed folder.
+
+  The folder is what `official_electra.finetune` writes per seed
+  (`finetuned_checkpoint.save_finetuned`): the span labeler (its encoder at
+  `classifier/encoder`), `vocab.txt` and `model_config.json`, whose
+  description records the task, the independent head without classifier and
+  the SQuAD settings (the defaults, with `joint_prediction` and
+  `answerable_classifier` False). It is written to a staging folder and
+  published whole.
+
+  Args:
+    hf_dir: the `save_pretrained` folder.
+    output_dir: the new seed folder (or an empty one).
+    vocab_file: the model's vocabulary; None takes the folder's `vocab.txt`.
+    task_name: `SQuAD-1.1` or `SQuAD-2.0`, the task recorded.
+    lower_case: whether the vocabulary is uncased; None takes the folder's
+      `tokenizer_config.json` `do_lower_case`, else True.
+
+  Returns:
+    `output_dir`.
+
+  Raises:
+    ConversionError: an unknown task, no vocabulary, a vocabulary of another
+      size, the output exists, or the folder is no `ElectraForQuestionAnswering`
+      (`span_head_hf.read_hf_question_answering_dir`).
+  """
+  if task_name not in squad_family.TASK_NAMES:
+    raise electra_parts.ConversionError(
+        f"unknown SQuAD task {task_name!r}; pass --task="
+        f"{' or --task='.join(squad_family.TASK_NAMES)}")
+  electra_parts.check_new_output(output_dir)
+  folder_vocab, folder_case = hf_files.read_tokenizer_files(hf_dir)
+  vocab_file = vocab_file or folder_vocab
+  if vocab_file is None:
+    raise electra_parts.ConversionError(
+        f"{hf_dir} has no {hf_files.VOCAB_FILE}, and a fine-tuned model keeps "
+        "its vocabulary: pass --vocab_file=vocab.txt (the model's WordPiece "
+        "vocabulary)")
+  if lower_case is None:
+    lower_case = True if folder_case is None else folder_case
+  span_labeler = span_head_hf.read_hf_question_answering_dir(hf_dir)
+  encoder_config = encoder_config_lib.EncoderConfig.from_dict(
+      {key: value for key, value in span_labeler.encoder.get_config().items()
+       if key != "name"})
+  electra_parts.special_token_ids_from(vocab_file, encoder_config.vocab_size)
+  tokenizer = wordpiece_tokenizer.WordpieceTokenizer(vocab_file, lower_case)
+  settings = squad_family.SquadSettings(joint_prediction=False,
+                                        answerable_classifier=False)
+  # The description the trainer records (`SquadFamily.describe`).
+  description = squad_family.SquadFamily(
+      task_name, train_file=None, predict_file=None, settings=settings,
+      cache_dir=None).describe(span_labeler, None)
+  max_seq_length = min(encoder_config.max_position_embeddings,
+                       MAX_QA_SEQ_LENGTH)
+  staging = files.staging_folder(output_dir)
+  try:
+    finetuned_checkpoint.save_finetuned(span_labeler, staging, tokenizer,
+                                        max_seq_length, description)
+    files.publish_folder(staging, output_dir,
+                         last=model_config_lib.MODEL_CONFIG_FILE)
+  except BaseException:
+    files.remove_tree(staging)
+    raise
+  return output_dir

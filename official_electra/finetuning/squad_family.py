@@ -162,6 +162,24 @@ class SquadFamily(task_family.TaskFamily):
     self.submission_files = ((PREDICTIONS_FILE,) if self.version == "1.1"
                              else (PREDICTIONS_FILE, NULL_ODDS_FILE))
 
+  def check_files(self) -> None:
+    """Reads both files (and the selected articles) once, so that a bad
+    file fails before anything is written.
+
+    Raises:
+      squad.SquadDataError: one line naming the file and the fix.
+    """
+    for path, is_training, articles in (
+        (self.train_file, True, self.train_articles),
+        (self.predict_file, False, self.predict_articles)):
+      _, version = squad.read_squad_file(path, is_training, None, articles)
+      if version != self.version:
+        other = next(name for name, value in TASK_NAMES.items()
+                     if value == version)
+        raise squad.SquadDataError(
+            f"{path}: a SQuAD {version} file, but the task is {self.name}; "
+            f"pass --task={other} or a SQuAD {self.version} file")
+
   def _features(self, data_file, tokenizer, hyperparameters, is_training,
                 articles, max_examples=None):
     examples, windows, version = squad.load_or_build_features(

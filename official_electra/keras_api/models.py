@@ -17,7 +17,7 @@ from official_electra.modeling import pretrained
 from official_electra.modeling.models import electra_classifier
 from official_electra.modeling.networks import electra_encoder
 from official_electra.optimization import optimizer_factory
-from official_electra.serving import classifier_export
+from official_electra.serving import finetuned_export
 from official_electra.serving import pretraining_export
 
 INPUT_NAMES = ("input_word_ids", "input_mask", "input_type_ids")
@@ -199,7 +199,10 @@ def export_saved_model(folder: str, export_dir: str) -> str:
   """Exports a saved folder as a SavedModel for TF Serving, with raw-text
   signatures (what `python -m official_electra.export` writes).
 
-  A classifier (`save_classifier`, or a fine-tuned seed folder): its
+  A fine-tuned SQuAD seed folder: `serving_default` takes `question` and
+  `context` and returns `answer`, `answer_start`, `answer_end` and `score`
+  (serving/qa_export.py). A classifier (`save_classifier`, or a fine-tuned
+  seed folder): its
   `serving_default` takes `sentence` (or `sentence1`, `sentence2`),
   tf.string `[batch]`, and returns `label` (tf.string `[batch]`),
   `label_id` (int32 `[batch]`) and `probabilities` (float32
@@ -221,7 +224,7 @@ def export_saved_model(folder: str, export_dir: str) -> str:
     UnservableOpsError: one line naming the path and the fix.
   """
   if finetuned_checkpoint.is_seed_folder(folder):
-    classifier_export.export_classifier(folder, export_dir)
+    finetuned_export.export_finetuned(folder, export_dir)
   else:
     pretraining_export.export_discriminator(folder, export_dir)
   return os.fspath(export_dir)

@@ -188,3 +188,56 @@ def test_squad_flag_errors_are_one_line(tmp_path, flags, message):
                  str(_vocab_file(tmp_path)), True, 1,
                  squad_files=(*flags, None, None))
   assert not (tmp_path / "run").exists()
+
+
+def _corrupt(data_file, change):
+  data = json.loads(data_file.read_text())
+  change(data["data"][0]["paragraphs"][3])
+  data_file.write_text(json.dumps(data))
+
+
+def _shift_answer_start(paragraph):
+  paragraph["qas"][0]["answers"][0]["answer_start"] += 1
+
+
+def _empty_question(paragraph):
+  paragraph["qas"][0]["question"] = "  "
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda path: path.write_text('{"data": [}'), "not JSON|malformed|JSON"),
+    (lambda path: _corrupt(path, _shift_answer_start), "answer_start"),
+    (lambda path: _corrupt(path, _empty_question), "empty question|question is empty"),
+    (lambda path: path.write_text(path.read_text().replace(
+        '"version": "1.1"', '"version": "v2.0"')),
+     "SQuAD 2.0 file, but the task is SQuAD-1.1"),
+])
+def test_a_bad_squad_file_is_one_line_and_nothing_is_written(tmp_path, change,
+                                                             message):
+  data_file = _squad_file(tmp_path, "1.1", num_questions=40)
+  change(data_file)
+  finetune._parse_gin([str(_gin_file(tmp_path, True, True, 1))], [],
+                      "SQuAD-1.1")
+  with pytest.raises(squad.SquadDataError, match=message) as raised:
+    finetune.run("SQuAD-1.1", None, None, str(tmp_path / "run"),
+                 str(_vocab_file(tmp_path)), True, 1,
+                 squad_files=(str(data_file), str(data_file), None, None))
+  assert len(str(raised.value).splitlines()) == 1
+  assert str(data_file) in str(raised.value)
+  assert not (tmp_path / "run").exists()
+
+
+def test_a_context_no_window_can_hold_is_one_line(tmp_path):
+  data_file = _squad_file(tmp_path, "1.1", num_questions=40)
+  _corrupt(data_file, lambda paragraph: paragraph["qas"][0].update(
+      question="what is " * 15 + "alpha ?"))
+  finetune._parse_gin([str(_gin_file(tmp_path, True, True, 1))],
+                      ["squad_task.max_query_length = 40"], "SQuAD-1.1")
+  with pytest.raises(squad.SquadDataError,
+                     match="max_seq_length|max_query_length") as raised:
+    finetune.run("SQuAD-1.1", None, None, str(tmp_path / "run"),
+                 str(_vocab_file(tmp_path)), True, 1,
+                 squad_files=(str(data_file), str(data_file), None, None))
+  assert len(str(raised.value).splitlines()) == 1
+  features = tmp_path / "run" / "SQuAD-1.1" / "features"
+  assert not features.exists() or not os.listdir(features)
