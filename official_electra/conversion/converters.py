@@ -259,6 +259,7 @@ def import_hf_question_answering(hf_dir, output_dir, vocab_file=None,
         f"unknown SQuAD task {task_name!r}; pass --task="
         f"{' or --task='.join(squad_family.TASK_NAMES)}")
   electra_parts.check_new_output(output_dir)
+  span_labeler = span_head_hf.read_hf_question_answering_dir(hf_dir)
   folder_vocab, folder_case = hf_files.read_tokenizer_files(hf_dir)
   vocab_file = vocab_file or folder_vocab
   if vocab_file is None:
@@ -268,7 +269,6 @@ def import_hf_question_answering(hf_dir, output_dir, vocab_file=None,
         "vocabulary)")
   if lower_case is None:
     lower_case = True if folder_case is None else folder_case
-  span_labeler = span_head_hf.read_hf_question_answering_dir(hf_dir)
   encoder_config = encoder_config_lib.EncoderConfig.from_dict(
       {key: value for key, value in span_labeler.encoder.get_config().items()
        if key != "name"})

@@ -51,7 +51,8 @@ def _check_convertible(span_labeler):
     raise electra_parts.ConversionError(
         f"this span labeler has {' and '.join(parts)}, which Hugging Face's "
         f"{ARCHITECTURE} cannot hold; only a model fine-tuned with "
-        "joint_prediction=False and answerable_classifier=False converts")
+        "squad_task.joint_prediction = False and "
+        "squad_task.answerable_classifier = False converts")
 
 
 def _built(span_labeler):

@@ -291,6 +291,15 @@ def test_flag_combinations_are_checked(values, message):
   assert "\n" not in str(raised.value)
 
 
+def test_an_absent_folder_is_named(tmp_path):
+  with pytest.raises(electra_parts.ConversionError,
+                     match="hf/config.json: no such file; pass a Hugging Face "
+                     "model directory"):
+    converters.import_hf_question_answering(str(tmp_path / "hf"),
+                                            str(tmp_path / "out"))
+  assert not (tmp_path / "out").exists()
+
+
 def test_an_unknown_task_is_refused(tmp_path):
   with pytest.raises(electra_parts.ConversionError,
                      match="unknown SQuAD task 'SQuAD-3'; pass "

@@ -4,6 +4,7 @@ import tensorflow as tf
 import tf_keras
 
 from official_electra.modeling.layers import classification_head
+from official_electra.modeling.models import gradient_clipping
 
 
 @tf_keras.utils.register_keras_serializable(package="official_electra")
@@ -64,13 +65,8 @@ class ElectraClassifier(tf_keras.Model):
       outputs = self(features, training=True)
       loss = self.compute_loss(features, labels, outputs)
     gradients = tape.gradient(loss, self.trainable_variables)
-    # Sum over replicas first, then clip the global batch's gradient norm
-    # (as the pretrainer), so any number of replicas takes the same step.
-    context = tf.distribute.get_replica_context()
-    if context.num_replicas_in_sync > 1:
-      gradients = context.all_reduce(tf.distribute.ReduceOp.SUM, gradients)
-    if self.gradient_clip_norm is not None:
-      gradients, _ = tf.clip_by_global_norm(gradients, self.gradient_clip_norm)
+    gradients = gradient_clipping.clip_global_batch_gradients(
+        gradients, self.gradient_clip_norm)
     self.optimizer.apply_gradients(zip(gradients, self.trainable_variables),
                                    experimental_aggregate_gradients=False)
     return self.compute_metrics(features, labels, outputs, sample_weight=None)

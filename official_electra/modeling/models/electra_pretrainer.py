@@ -8,6 +8,7 @@ from official_electra.modeling import objectives
 from official_electra.modeling.layers import dynamic_masking
 from official_electra.modeling.layers import elementwise_gradients
 from official_electra.modeling.layers import replaced_token_sampler
+from official_electra.modeling.models import gradient_clipping
 from official_electra.modeling.models import pretraining_losses
 from official_electra.modeling.models import pretraining_metrics
 
@@ -509,12 +510,7 @@ class ElectraPretrainer(tf_keras.Model):
       gradients, variables, loss = self._micro_batch_gradients(data, stage)
     else:
       gradients, variables, loss = self._accumulated_gradients(data, stage)
-    # Sum over replicas first, then clip the global batch's gradient norm
-    # (1.0, as the original), so any number of replicas takes the same step.
-    context = tf.distribute.get_replica_context()
-    if context.num_replicas_in_sync > 1:
-      gradients = context.all_reduce(tf.distribute.ReduceOp.SUM, gradients)
-    gradients, _ = tf.clip_by_global_norm(gradients, clip_norm=1.0)
+    gradients = gradient_clipping.clip_global_batch_gradients(gradients, 1.0)
     if stage is not None:
       # Slots for every variable, so that a stage's subset is recognised.
       with tf.init_scope():

@@ -1,0 +1,26 @@
+"""The original's gradient clipping, under any number of replicas."""
+
+import tensorflow as tf
+
+
+def clip_global_batch_gradients(gradients, clip_norm):
+  """Sums per-replica gradients over the replicas, then clips the global
+  norm (the original clips at 1.0: `model/optimization.py`).
+
+  Summing first makes the clip act on the global batch's gradient, so any
+  number of replicas takes the same step; apply the result with
+  `experimental_aggregate_gradients=False`.
+
+  Args:
+    gradients: this replica's gradients (a list of tensors).
+    clip_norm: the global-norm bound; None leaves the gradients unclipped.
+
+  Returns:
+    The summed (and clipped) gradients, in the same order.
+  """
+  context = tf.distribute.get_replica_context()
+  if context is not None and context.num_replicas_in_sync > 1:
+    gradients = context.all_reduce(tf.distribute.ReduceOp.SUM, gradients)
+  if clip_norm is not None:
+    gradients, _ = tf.clip_by_global_norm(gradients, clip_norm)
+  return gradients
