@@ -83,7 +83,8 @@ flags.DEFINE_string("vocab_file", None, "WordPiece vocabulary of the pretrained 
 flags.DEFINE_bool("lower_case", True, "Lower-case and strip accents (uncased "
                   "vocabularies such as ELECTRA's).")
 flags.DEFINE_multi_string("gin_file", None, "Gin files, relative to the "
-                          f"current folder or the repository; default {DEFAULT_GIN_FILE}.")
+                          "current folder or the repository; default "
+                          f"{DEFAULT_GIN_FILE} (SQuAD: {DEFAULT_SQUAD_GIN_FILE}).")
 flags.DEFINE_multi_string("gin_bindings", None, "Gin bindings, e.g. "
                           "glue_hyperparameters.learning_rate=1e-4 (the name "
                           "every program uses).")
