@@ -12,7 +12,9 @@ for seeds in 1 2 3; do
   for encoder in random_init electra mlm; do
     init=()
     if [[ $encoder != random_init ]]; then
-      kept=$(ls -d "$pilot/pretrain/$encoder/kept/step_"* | sort -t_ -k2 -n | tail -1)
+      # The whole budget: the kept checkpoint of the highest step.
+      kept=$(ls -d "$pilot/pretrain/$encoder/kept/step_"* |
+             awk -F_ '{print $NF, $0}' | sort -n | tail -1 | cut -d' ' -f2)
       init=(--init_checkpoint="$kept")
     fi
     python -m official_electra.finetune --task=SQuAD-1.1 \
