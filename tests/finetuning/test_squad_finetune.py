@@ -241,3 +241,20 @@ def test_a_context_no_window_can_hold_is_one_line(tmp_path):
   assert len(str(raised.value).splitlines()) == 1
   features = tmp_path / "run" / "SQuAD-1.1" / "features"
   assert not features.exists() or not os.listdir(features)
+
+
+@pytest.mark.parametrize("binding, named", [
+    ("squad_task.doc_stride = 0", "squad_task.doc_stride"),
+    ("squad_task.joint_prediction = 'yes'", "squad_task.joint_prediction"),
+    ("squad_hyperparameters.max_seq_length = -1",
+     "squad_hyperparameters.max_seq_length"),
+])
+def test_a_bad_squad_setting_names_its_binding(tmp_path, binding, named):
+  data_file = _squad_file(tmp_path, "1.1", num_questions=40)
+  finetune._parse_gin([str(_gin_file(tmp_path, True, True, 1))], [binding],
+                      "SQuAD-1.1")
+  with pytest.raises(finetune.GinConfigError, match=named):
+    finetune.run("SQuAD-1.1", None, None, str(tmp_path / "run"),
+                 str(_vocab_file(tmp_path)), True, 1,
+                 squad_files=(str(data_file), str(data_file), None, None))
+  assert not (tmp_path / "run").exists()
