@@ -13,7 +13,6 @@ import types
 
 import numpy as np
 import pytest
-import torch
 import transformers
 
 from official_electra import convert
@@ -26,6 +25,7 @@ from official_electra.modeling import finetuned_checkpoint
 from official_electra.modeling import model_config
 from official_electra.modeling import pretrained
 from official_electra.modeling import span_labeler_checkpoint
+from tests.conversion import test_span_head_hf
 from official_electra.modeling.layers import span_heads
 from official_electra.modeling.models import electra_span_labeler
 from official_electra.tokenization import wordpiece_tokenizer
@@ -92,16 +92,6 @@ def finetuned(tmp_path_factory):
   return root / "model", task_dir / "seed_0", vocab_file, labeler
 
 
-def _hf_logits(model, batch):
-  with torch.no_grad():
-    outputs = model(
-        input_ids=torch.from_numpy(batch["input_word_ids"]).long(),
-        attention_mask=torch.from_numpy(batch["input_mask"]).long(),
-        token_type_ids=torch.from_numpy(batch["input_type_ids"]).long())
-  return {"start_logits": outputs.start_logits.numpy(),
-          "end_logits": outputs.end_logits.numpy()}
-
-
 def _assert_equal_weights(ours, theirs):
   assert len(ours.variables) == len(theirs.variables)
   for our_variable, their_variable in zip(ours.variables, theirs.variables):
@@ -122,7 +112,7 @@ def test_round_trip_through_transformers(finetuned, tmp_path):
   assert not loading["missing_keys"] and not loading["unexpected_keys"]
   batch = _batch()
   ours = labeler(batch, training=False)
-  theirs = _hf_logits(hf_model.eval(), batch)
+  theirs = test_span_head_hf._hf_logits(hf_model.eval(), batch)
   mask = span_heads.answer_mask_from(batch["input_mask"],
                                      batch["input_type_ids"]).numpy() == 1
   assert 0 < mask.sum() < mask.size
