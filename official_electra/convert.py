@@ -128,6 +128,24 @@ def _flag(flag_values, name):
   return getattr(flag_values, name, None)
 
 
+def _refuse_flags(flag_values, names, reason):
+  """Raises ConversionError `<reason>; drop --<name>, ...` when any flag of
+  `names` is set."""
+  given = [f"--{name}" for name in names if getattr(flag_values, name)]
+  if given:
+    raise electra_parts.ConversionError(f"{reason}; drop {', '.join(given)}")
+
+
+def _output_folder(flag_values, name, missing):
+  """The output folder flag `name` once checked as one; ConversionError
+  `missing` when it is not set."""
+  folder = getattr(flag_values, name)
+  if not folder:
+    raise electra_parts.ConversionError(missing)
+  settings_check.check_output_dir(folder, f"--{name}")
+  return folder
+
+
 def run(flag_values):
   """Runs the conversion the flags ask for; returns a summary line."""
   imports_hf = bool(flag_values.hf_dir or flag_values.hf_generator_dir)
@@ -156,54 +174,41 @@ def run(flag_values):
 
 
 def _run_question_answering_import(flag_values):
-  others = [flag for flag, value in (
-      ("--model_size", flag_values.model_size),
-      ("--discriminator_config_json", flag_values.discriminator_config_json),
-      ("--generator_config_json", flag_values.generator_config_json),
-      ("--hf_output_dir", flag_values.hf_output_dir),
-      ("--hf_generator_output_dir", flag_values.hf_generator_output_dir),
-      ("--tf1_output_prefix", flag_values.tf1_output_prefix)) if value]
-  if others:
-    raise electra_parts.ConversionError(
-        "--hf_qa_dir imports to --output_dir only (its config.json gives the "
-        f"architecture); drop {', '.join(others)}")
-  if not flag_values.output_dir:
-    raise electra_parts.ConversionError(
-        "an import needs --output_dir (for --hf_qa_dir, the new seed folder)")
-  settings_check.check_output_dir(flag_values.output_dir, "--output_dir")
+  _refuse_flags(
+      flag_values, ("model_size", "discriminator_config_json",
+                    "generator_config_json", "hf_output_dir",
+                    "hf_generator_output_dir", "tf1_output_prefix"),
+      "--hf_qa_dir imports to --output_dir only (its config.json gives the "
+      "architecture)")
+  output_dir = _output_folder(
+      flag_values, "output_dir",
+      "an import needs --output_dir (for --hf_qa_dir, the new seed folder)")
   task_name = _flag(flag_values, "task") or "SQuAD-1.1"
-  output_dir = converters.import_hf_question_answering(
-      flag_values.hf_qa_dir, flag_values.output_dir, flag_values.vocab_file,
-      task_name, flag_values.lower_case)
+  converters.import_hf_question_answering(
+      flag_values.hf_qa_dir, output_dir, flag_values.vocab_file, task_name,
+      flag_values.lower_case)
   return (f"wrote {output_dir} ({task_name} seed folder, independent span "
           "head; official_electra.export --finetuned_dir and "
           "official_electra.finetune --init_checkpoint read it)")
 
 
 def _run_question_answering_export(flag_values):
-  others = [flag for flag, value in (
-      ("--hf_generator_output_dir", flag_values.hf_generator_output_dir),
-      ("--tf1_output_prefix", flag_values.tf1_output_prefix),
-      ("--output_dir", flag_values.output_dir)) if value]
-  if others:
-    raise electra_parts.ConversionError(
-        "--finetuned_dir exports to --hf_output_dir only (an "
-        f"ElectraForQuestionAnswering folder); drop {', '.join(others)}")
-  if not flag_values.hf_output_dir:
-    raise electra_parts.ConversionError(
-        "an export of --finetuned_dir needs --hf_output_dir (the new "
-        "ElectraForQuestionAnswering folder)")
-  settings_check.check_output_dir(flag_values.hf_output_dir, "--hf_output_dir")
+  _refuse_flags(
+      flag_values,
+      ("hf_generator_output_dir", "tf1_output_prefix", "output_dir"),
+      "--finetuned_dir exports to --hf_output_dir only (an "
+      "ElectraForQuestionAnswering folder)")
+  hf_output_dir = _output_folder(
+      flag_values, "hf_output_dir",
+      "an export of --finetuned_dir needs --hf_output_dir (the new "
+      "ElectraForQuestionAnswering folder)")
   run_dir = converters.export_hf_question_answering(
-      flag_values.finetuned_dir, flag_values.hf_output_dir)
-  return (f"wrote {flag_values.hf_output_dir} (ElectraForQuestionAnswering "
-          f"of {run_dir})")
+      flag_values.finetuned_dir, hf_output_dir)
+  return f"wrote {hf_output_dir} (ElectraForQuestionAnswering of {run_dir})"
 
 
 def _run_import(flag_values, imports_hf):
-  if not flag_values.output_dir:
-    raise electra_parts.ConversionError("an import needs --output_dir")
-  settings_check.check_output_dir(flag_values.output_dir, "--output_dir")
+  _output_folder(flag_values, "output_dir", "an import needs --output_dir")
   if imports_hf:
     prefix = converters.import_hf(
         flag_values.hf_dir, flag_values.hf_generator_dir,

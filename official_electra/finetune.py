@@ -102,15 +102,11 @@ GinSquadHyperparameters = gin.external_configurable(
 GinSquadSettings = gin.external_configurable(squad_family.SquadSettings,
                                              "squad_task")
 
-
-
 GinConfigError = command_line.GinConfigError
 
 
 class ModelDirError(errors.UserError):
   """`--model_dir` cannot be created or written."""
-
-
 
 
 def _resolve_vocab_file(vocab_file, init_checkpoint):
@@ -187,7 +183,6 @@ _HYPERPARAMETER_RULES = {
     "keep_checkpoint_max": _CHECK.POSITIVE_INTEGER,
 }
 
-
 _SQUAD_SETTING_RULES = {
     "doc_stride": _CHECK.POSITIVE_INTEGER,
     "max_query_length": _CHECK.POSITIVE_INTEGER,
@@ -202,27 +197,27 @@ _SQUAD_SETTING_RULES = {
     "null_threshold": _CHECK.number(),
 }
 
+# Each gin name the program reads: what it configures and its bindings' rules.
+_CONFIGURABLES = {
+    "glue_hyperparameters": (GinHyperparameters, _HYPERPARAMETER_RULES),
+    "squad_hyperparameters": (GinSquadHyperparameters, _HYPERPARAMETER_RULES),
+    "squad_task": (GinSquadSettings, _SQUAD_SETTING_RULES),
+}
+
 
 def _hyperparameters(name="glue_hyperparameters"):
-  """The `glue_hyperparameters` (or `squad_hyperparameters`), the recipe's
-  values filled in.
+  """The settings gin configures under `name`, their bindings checked first:
+  `glue_hyperparameters` or `squad_hyperparameters` (the recipe's values
+  filled in), or `squad_task` (SQuAD's `SquadSettings`).
 
   Raises:
     SettingError (a GinConfigError): naming the first binding of the wrong
       type or range (checked before the recipe is looked up).
   """
-  settings_check.check(gin.get_bindings(name), _HYPERPARAMETER_RULES,
-                       f"{name}.", "fix the binding")
-  if name == "squad_hyperparameters":
-    return GinSquadHyperparameters()
-  return GinHyperparameters()
-
-
-def _squad_settings():
-  """The `squad_task` settings, checked."""
-  settings_check.check(gin.get_bindings("squad_task"), _SQUAD_SETTING_RULES,
-                       "squad_task.", "fix the binding")
-  return GinSquadSettings()
+  configurable, rules = _CONFIGURABLES[name]
+  settings_check.check(gin.get_bindings(name), rules, f"{name}.",
+                       "fix the binding")
+  return configurable()
 
 
 def _families(task_flag, glue_dir, squad_files, model_dir):
@@ -239,7 +234,7 @@ def _families(task_flag, glue_dir, squad_files, model_dir):
         raise squad.SquadDataError(f"{path}: no such file; pass {flag} "
                                    "pointing at a SQuAD JSON file")
     family = squad_family.SquadFamily(
-        task_flag, train_file, predict_file, _squad_settings(),
+        task_flag, train_file, predict_file, _hyperparameters("squad_task"),
         os.path.join(model_dir, task_flag, "features"),
         train_articles=(None if train_articles is None else
                         squad.parse_article_indices(train_articles)),

@@ -87,11 +87,8 @@ def write_hf_question_answering_dir(span_labeler, output_dir):
   name_map = hf_names.hf_name_map([slot.name for slot in slots],
                                   "discriminator")
   state = {}
-  for slot in slots:
-    value = slot.variable.numpy()
-    if slot.columns is not None:
-      value = value[..., slot.columns]
-    hf_name, transposed = name_map[slot.name]
+  for tf1_name, value in tf1_names.read_slots(slots).items():
+    hf_name, transposed = name_map[tf1_name]
     state[hf_name] = np.ascontiguousarray(value.T if transposed else value)
   head = span_labeler.span_head
   state[QA_WEIGHT] = np.ascontiguousarray(np.concatenate(
@@ -158,7 +155,9 @@ def read_hf_question_answering_dir(hf_dir):
       [f"{name} {state[name].shape} vs {shape}"
        for name, shape in expected_shapes.items()
        if name in state and tuple(state[name].shape) != shape])
-  _assign_encoder(slots, name_map, state)
+  tf1_names.assign_slots(slots, {
+      tf1_name: state[hf_name].T if transposed else state[hf_name]
+      for tf1_name, (hf_name, transposed) in name_map.items()})
   head = span_labeler.span_head
   weight, bias = state[QA_WEIGHT], state[QA_BIAS]
   for dense, row in ((head.start_dense, 0), (head.end_dense, 1)):
@@ -166,19 +165,3 @@ def read_hf_question_answering_dir(hf_dir):
     dense.bias.assign(bias[row:row + 1])
   return span_labeler
 
-
-def _assign_encoder(slots, name_map, state):
-  """Sets the encoder from `{hf_name: array}` (shapes already checked); the
-  TF1 column blocks of one variable (query | key | value) are concatenated."""
-  blocks = {}
-  for slot in slots:
-    blocks.setdefault(id(slot.variable), []).append(slot)
-  for variable_slots in blocks.values():
-    values = []
-    for slot in sorted(variable_slots, key=lambda slot: (
-        slot.columns.start if slot.columns is not None else 0)):
-      hf_name, transposed = name_map[slot.name]
-      values.append(state[hf_name].T if transposed else state[hf_name])
-    variable = variable_slots[0].variable
-    variable.assign(np.concatenate(values, axis=-1).astype(
-        variable.dtype.as_numpy_dtype))

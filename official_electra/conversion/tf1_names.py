@@ -113,14 +113,39 @@ def slot_shape(slot):
   return tuple(shape)
 
 
-def read_weights(model):
-  """`{tf1_name: float32 numpy array}` of every variable of `model`."""
+def read_slots(slots):
+  """`{tf1_name: numpy array}` of `slots` (a column block: its columns)."""
   weights = {}
-  for slot in model_slots(model):
+  for slot in slots:
     value = slot.variable.numpy()
     weights[slot.name] = value if slot.columns is None else (
         value[..., slot.columns])
   return weights
+
+
+def assign_slots(slots, weights):
+  """Sets the variables of `slots` from `{tf1_name: array}` (TF1 layout,
+  every name present with its slot's shape: callers check first).
+
+  The column blocks of one variable (query | key | value of the fused
+  `attention_qkv`) are concatenated in column order.
+  """
+  blocks = collections.defaultdict(list)
+  for slot in slots:
+    blocks[id(slot.variable)].append(slot)
+  for variable_slots in blocks.values():
+    variable = variable_slots[0].variable
+    if variable_slots[0].columns is None:
+      value = weights[variable_slots[0].name]
+    else:
+      ordered = sorted(variable_slots, key=lambda slot: slot.columns.start)
+      value = np.concatenate([weights[slot.name] for slot in ordered], axis=-1)
+    variable.assign(np.asarray(value, variable.dtype.as_numpy_dtype))
+
+
+def read_weights(model):
+  """`{tf1_name: float32 numpy array}` of every variable of `model`."""
+  return read_slots(model_slots(model))
 
 
 def assign_weights(model, weights, source):
@@ -145,14 +170,4 @@ def assign_weights(model, weights, source):
       f"{source} does not fit the configured model; pass the config (model "
       "size, hidden size, layers, generator size) it was trained with:",
       expected - set(weights), set(weights) - expected, mismatched)
-  blocks = collections.defaultdict(list)
-  for slot in slots:
-    blocks[id(slot.variable)].append(slot)
-  for variable_slots in blocks.values():
-    variable = variable_slots[0].variable
-    if variable_slots[0].columns is None:
-      value = weights[variable_slots[0].name]
-    else:
-      ordered = sorted(variable_slots, key=lambda slot: slot.columns.start)
-      value = np.concatenate([weights[slot.name] for slot in ordered], axis=-1)
-    variable.assign(np.asarray(value, variable.dtype.as_numpy_dtype))
+  assign_slots(slots, weights)

@@ -17,13 +17,8 @@ Article selection: `articles=` (indices into the file's `data` list, e.g.
 `range(40)`, or `parse_article_indices("40-47")`) keeps those articles in file
 order, so experiments can split dev-v1.1.json by article.
 
-`load_or_build_features` caches the windows of one file and one setting in
-`cache_dir`: model inputs and labels in a TFRecord file (`window_feature_spec`,
-read back by `window_records_dataset`) and, in a JSON file beside it, what
-post-processing needs besides (each context's token -> word map; the windows'
-spans and max-context flags are recomputed from it by the same code that
-built them). Both names carry a fingerprint of the data file, the
-vocabulary, the casing and every length, and are written atomically.
+A file is read and parsed once (`load_squad_file`); `read_squad_json` reads
+its questions, and `squad_cache.load_or_build_features` its cached windows.
 """
 
 import dataclasses
@@ -31,18 +26,15 @@ import hashlib
 import json
 import os
 import re
-from typing import Iterable, Optional, Sequence
+from typing import Any, Iterable, Optional, Sequence
 
 from absl import logging
 import numpy as np
-import tensorflow as tf
 
 from official_electra import errors
 from official_electra import files
 
 VERSIONS = ("1.1", "2.0")
-# Bumped whenever the cached windows would come out differently.
-CACHE_FORMAT_VERSION = 1
 # Windows per example must stay below this, or unique ids collide.
 _WINDOW_ID_FACTOR = 1000
 # Distinct texts per `tokenize_to_numpy` call.
@@ -152,6 +144,33 @@ def parse_article_indices(spec: str) -> tuple[int, ...]:
   return tuple(indices)
 
 
+@dataclasses.dataclass(frozen=True)
+class SquadFile:
+  """A SQuAD JSON file, read and parsed once.
+
+  Attributes:
+    path: where it was read.
+    data: its parsed JSON (SQuAD's `{"version": ..., "data": [articles]}`,
+      checked by `read_squad_json`).
+    sha256: the hex sha256 of its bytes (the feature cache's fingerprint).
+  """
+  path: str
+  data: Any
+  sha256: str
+
+
+def load_squad_file(path) -> SquadFile:
+  """Reads and parses a SQuAD JSON file (any TensorFlow filesystem).
+
+  Raises:
+    SquadDataError: the file is missing, not UTF-8 or not JSON.
+  """
+  path = os.fspath(path)
+  contents = _read_file(path)
+  return SquadFile(path, _parse_json(contents, path),
+                   hashlib.sha256(contents).hexdigest())
+
+
 def read_squad_file(path, is_training: bool, version: Optional[str] = None,
                     articles: Optional[Iterable[int]] = None
                     ) -> tuple[list, str]:
@@ -172,8 +191,8 @@ def read_squad_file(path, is_training: bool, version: Optional[str] = None,
     SquadDataError: the file is missing, not JSON, not SQuAD's layout, or has a
       corrupt question (see `read_squad_json`).
   """
-  path = os.fspath(path)
-  return read_squad_json(_parse_json(_read_file(path), path), path, is_training,
+  squad_file = load_squad_file(path)
+  return read_squad_json(squad_file.data, squad_file.path, is_training,
                          version, articles)
 
 
@@ -383,13 +402,21 @@ def featurize(examples: Sequence[SquadExample], tokenizer, max_seq_length: int,
     SquadDataError: a length setting is unusable, or a question leaves no room
       for its context, or a context has no tokens or needs 1000 windows.
   """
-  return _featurize(examples, tokenizer, max_seq_length, doc_stride,
-                    max_query_length, is_training)[0]
+  return featurize_with_word_maps(examples, tokenizer, max_seq_length,
+                                  doc_stride, max_query_length, is_training)[0]
 
 
-def _featurize(examples, tokenizer, max_seq_length, doc_stride,
-               max_query_length, is_training):
-  """`featurize` and the `_Context` of each distinct context text."""
+def featurize_with_word_maps(examples: Sequence[SquadExample], tokenizer,
+                             max_seq_length: int, doc_stride: int,
+                             max_query_length: int, is_training: bool
+                             ) -> tuple[list, dict]:
+  """`featurize`, and each distinct context's token -> word map.
+
+  Returns:
+    `(windows, word_maps)`: the windows as `featurize`; `word_maps` maps each
+    distinct context text (in first-seen order) to the word index of each of
+    its doc tokens, what `windows_from_arrays` rebuilds the windows from.
+  """
   _check_lengths(max_seq_length, doc_stride, max_query_length)
   texts = [word for example in _distinct_contexts(examples)
            for word in example.doc_words]
@@ -413,7 +440,8 @@ def _featurize(examples, tokenizer, max_seq_length, doc_stride,
     windows.extend(_example_windows(
         example_index, example, query, contexts[example.context_text],
         answer_span, tokenizer, max_seq_length, doc_stride))
-  return windows, contexts
+  return windows, {text: context.token_to_word
+                   for text, context in contexts.items()}
 
 
 def _check_lengths(max_seq_length, doc_stride, max_query_length):
@@ -594,170 +622,35 @@ def stack_windows(windows: Sequence[SquadWindow]) -> dict:
   }
 
 
-_SEQUENCE_FEATURES = ("input_word_ids", "input_mask", "input_type_ids")
-_SCALAR_FEATURES = ("start_positions", "end_positions", "is_impossible",
-                    "unique_ids")
+def windows_from_arrays(arrays: dict, example_token_to_word: Sequence,
+                        tokenizer, max_seq_length: int,
+                        doc_stride: int) -> list:
+  """The windows `featurize` built, from their `stack_windows` arrays.
 
-
-def window_feature_spec(max_seq_length: int) -> dict:
-  """The one feature spec of the cached window records (all int64)."""
-  spec = {name: tf.io.FixedLenFeature([max_seq_length], tf.int64)
-          for name in _SEQUENCE_FEATURES}
-  spec.update({name: tf.io.FixedLenFeature([], tf.int64)
-               for name in _SCALAR_FEATURES})
-  return spec
-
-
-def window_records_dataset(record_file: str, max_seq_length: int,
-                           batch_size: Optional[int] = None) -> tf.data.Dataset:
-  """The cached windows of `record_file`, in file order.
-
-  Returns:
-    A dataset of dicts with `stack_windows`' keys and dtypes: one window each,
-    or batches of `batch_size` (the last one smaller) when given.
-  """
-  spec = window_feature_spec(max_seq_length)
-
-  def parse(serialized):
-    parsed = tf.io.parse_example(serialized, spec)
-    return {name: tf.cast(value, tf.float32 if name == "is_impossible" else
-                          tf.int64 if name == "unique_ids" else tf.int32)
-            for name, value in parsed.items()}
-
-  dataset = tf.data.TFRecordDataset(record_file).batch(batch_size or 1024)
-  dataset = dataset.map(parse)
-  return dataset if batch_size else dataset.unbatch()
-
-
-def load_or_build_features(data_file, tokenizer, *, max_seq_length: int,
-                           doc_stride: int, max_query_length: int,
-                           is_training: bool, cache_dir: str,
-                           version: Optional[str] = None,
-                           articles: Optional[Iterable[int]] = None,
-                           max_examples: Optional[int] = None
-                           ) -> tuple[list, list, str]:
-  """The examples and windows of a SQuAD file, featurized once per setting.
-
-  The windows are cached in `cache_dir` as `squad_<train|eval>_<key>.tfrecord`
-  (model inputs and labels) and `.json` beside it (the fingerprint and each
-  context's token -> word map), `key` hashing the data file's sha256, the
-  vocabulary's sha256, the casing, every length, `is_training`, `version`,
-  `articles`, `max_examples` and the cache format. A later call with the same
-  key reads them instead of tokenizing; an unreadable cache is rebuilt.
+  What the arrays do not hold (each window's tokens, token -> word map and
+  max-context flags) is recomputed by the code that built the windows.
 
   Args:
-    data_file: the SQuAD JSON file.
-    tokenizer: a `WordpieceTokenizer`.
-    max_seq_length, doc_stride, max_query_length, is_training: as `featurize`.
-    cache_dir: the folder of the cache files (created when first written).
-    version, articles: as `read_squad_file`.
-    max_examples: keep only the first questions (after `articles`).
+    arrays: `stack_windows`' arrays of every window of some examples, in
+      example order.
+    example_token_to_word: for each example, its context's word index of each
+      doc token (a value of `featurize_with_word_maps`' `word_maps`).
+    tokenizer: the `WordpieceTokenizer` the windows were built with.
+    max_seq_length, doc_stride: the settings they were built with.
 
   Returns:
-    `(examples, windows, version)` as `read_squad_file` and `featurize`.
+    The `SquadWindow`s, equal to `featurize`'s.
 
   Raises:
-    SquadDataError: as `read_squad_file` and `featurize`; nothing is written.
+    ValueError: the arrays are not the windows of these settings.
   """
-  data_file = os.fspath(data_file)
-  articles = None if articles is None else tuple(articles)
-  data = _read_file(data_file)
-  examples, version = read_squad_json(_parse_json(data, data_file), data_file,
-                                      is_training, version, articles)
-  if max_examples is not None:
-    examples = examples[:max_examples]
-  if not examples:
-    raise SquadDataError(f"no questions selected from SQuAD file {data_file}: "
-                         "check articles and max_examples")
-  fingerprint = {
-      "cache_format": CACHE_FORMAT_VERSION,
-      "data_sha256": hashlib.sha256(data).hexdigest(),
-      "vocab_sha256": tokenizer.vocab_sha256,
-      "lower_case": tokenizer.lower_case,
-      "max_seq_length": max_seq_length, "doc_stride": doc_stride,
-      "max_query_length": max_query_length, "is_training": bool(is_training),
-      "version": version,
-      "articles": None if articles is None else sorted(set(articles)),
-      "max_examples": max_examples,
-  }
-  key = hashlib.sha256(json.dumps(fingerprint, sort_keys=True).encode()
-                       ).hexdigest()[:16]
-  stem = os.path.join(cache_dir,
-                      f"squad_{'train' if is_training else 'eval'}_{key}")
-  windows = _read_cache(stem, fingerprint, examples, tokenizer, max_seq_length,
-                        doc_stride)
-  if windows is None:
-    windows, contexts = _featurize(examples, tokenizer, max_seq_length,
-                                   doc_stride, max_query_length, is_training)
-    _write_cache(stem, fingerprint, examples, windows, contexts)
-    logging.info("%s: %d questions -> %d windows, cached in %s.tfrecord",
-                 data_file, len(examples), len(windows), stem)
-  return examples, windows, version
-
-
-def _write_cache(stem, fingerprint, examples, windows, contexts):
-  """The records, then the JSON that marks them complete; both atomic."""
-  files.makedirs(os.path.dirname(stem) or ".")
-  arrays = stack_windows(windows)
-  temporary_path = stem + ".tfrecord" + files.TEMPORARY_SUFFIX
-  with tf.io.TFRecordWriter(temporary_path) as writer:
-    for row in range(len(windows)):
-      feature = {name: tf.train.Feature(int64_list=tf.train.Int64List(
-          value=np.reshape(arrays[name][row], [-1]).astype(np.int64)))
-                 for name in _SEQUENCE_FEATURES + _SCALAR_FEATURES}
-      writer.write(tf.train.Example(features=tf.train.Features(
-          feature=feature)).SerializeToString())
-  files.move(temporary_path, stem + ".tfrecord")
-  context_index = {text: index for index, text in enumerate(contexts)}
-  files.write_text(stem + ".json", json.dumps({
-      "fingerprint": fingerprint,
-      "num_examples": len(examples),
-      "num_windows": len(windows),
-      "example_contexts": [context_index[example.context_text]
-                           for example in examples],
-      "context_token_to_word": [context.token_to_word
-                                for context in contexts.values()],
-  }, separators=(",", ":")))
-
-
-def _read_cache(stem, fingerprint, examples, tokenizer, max_seq_length,
-                doc_stride):
-  """The cached windows, or None when absent, stale or unreadable."""
-  if not (files.exists(stem + ".json") and files.exists(stem + ".tfrecord")):
-    return None
-  try:
-    info = files.read_json(stem + ".json")
-    if (info["fingerprint"] != fingerprint or
-        info["num_examples"] != len(examples)):
-      raise ValueError("its fingerprint differs")
-    batches = list(window_records_dataset(stem + ".tfrecord", max_seq_length,
-                                          batch_size=4096).as_numpy_iterator())
-    arrays = {name: np.concatenate([batch[name] for batch in batches])
-              for name in window_feature_spec(max_seq_length)}
-    if len(arrays["unique_ids"]) != info["num_windows"]:
-      raise ValueError("its window count differs")
-    windows = _windows_from_records(arrays, info, tokenizer, max_seq_length,
-                                    doc_stride)
-  except (OSError, ValueError, KeyError, IndexError, TypeError,
-          tf.errors.OpError) as error:
-    logging.warning("rebuilding the SQuAD feature cache %s.tfrecord: %s", stem,
-                    errors.first_line(error))
-    return None
-  logging.info("read %d SQuAD windows from the cache %s.tfrecord", len(windows),
-               stem)
-  return windows
-
-
-def _windows_from_records(arrays, info, tokenizer, max_seq_length, doc_stride):
-  """Rebuilds the windows from their records and the per-context word maps."""
   vocabulary = tokenizer.vocabulary
   unique_ids = arrays["unique_ids"].tolist()
   windows = []
   row = 0
   while row < len(unique_ids):
     example_index = unique_ids[row] // _WINDOW_ID_FACTOR
-    token_to_word = info["context_token_to_word"][
-        info["example_contexts"][example_index]]
+    token_to_word = example_token_to_word[example_index]
     doc_offset = int(np.argmax(arrays["input_type_ids"][row] == 1))
     spans = _doc_spans(len(token_to_word), max_seq_length - doc_offset - 1,
                        doc_stride)

@@ -12,7 +12,6 @@ to `<run_dir>/predictions/`, in the official scripts' format.
 """
 
 import dataclasses
-import json
 import os
 from typing import Optional, Sequence
 
@@ -21,6 +20,7 @@ import numpy as np
 import tensorflow as tf
 
 from official_electra.data import squad
+from official_electra.data import squad_cache
 from official_electra.finetuning import squad_metrics
 from official_electra.finetuning import squad_postprocessing
 from official_electra.finetuning import task_family
@@ -35,27 +35,37 @@ _INPUT_KEYS = ("input_word_ids", "input_mask", "input_type_ids")
 _LABEL_KEYS = ("start_positions", "end_positions", "is_impossible")
 
 
+# `SpanHeadConfig`'s fields as `SquadSettings` holds them (and gin binds them,
+# `squad_task.<name>`): the same names, but `head_hidden_size`.
+_HEAD_SETTING_NAMES = {
+    field.name: ("head_hidden_size" if field.name == "hidden_size"
+                 else field.name)
+    for field in dataclasses.fields(span_heads.SpanHeadConfig)}
+# One field per `SpanHeadConfig` field (its type and default): the head's
+# settings are declared once, there.
+_SpanHeadSettings = dataclasses.make_dataclass(
+    "_SpanHeadSettings",
+    [(_HEAD_SETTING_NAMES[field.name], field.type, field.default)
+     for field in dataclasses.fields(span_heads.SpanHeadConfig)],
+    frozen=True)
+
+
 @dataclasses.dataclass(frozen=True)
-class SquadSettings:
+class SquadSettings(_SpanHeadSettings):
   """What SQuAD adds to the shared fine-tuning hyperparameters; defaults
   are the original's (`configure_finetuning.py`).
+
+  Besides the attributes below, the span head's settings: the fields of
+  `span_heads.SpanHeadConfig` (`joint_prediction`, `beam_size`,
+  `answerable_classifier`, `answerable_uses_start_logits`,
+  `answerable_weight`), its `hidden_size` as `head_hidden_size`;
+  `head_config()` builds that config from them.
 
   Attributes:
     doc_stride: tokens between the starts of a context's windows.
     max_query_length: question tokens kept (the first ones).
     n_best_size: candidates kept per question in post-processing.
     max_answer_length: longest answer, in tokens.
-    joint_prediction: the end conditioned on the start (the authors'
-      module); False: independent start and end logits (BERT's, Hugging
-      Face's `ElectraForQuestionAnswering`).
-    beam_size: start and end candidates of the joint head's prediction.
-    answerable_classifier: the answerability (no-answer) classifier (on for
-      1.1 too, as the original, where it is trained and ignored).
-    answerable_uses_start_logits: it reads the start distribution's
-      expected hidden state beside `[CLS]`.
-    answerable_weight: its loss weight.
-    head_hidden_size: width of the joint head's and the classifier's hidden
-      layers (`qa_hidden`, 512).
     null_threshold: SQuAD 2.0: predict no answer when the null odds exceed
       it (`qa_na_threshold`, -2.75).
   """
@@ -63,21 +73,12 @@ class SquadSettings:
   max_query_length: int = 64
   n_best_size: int = 20
   max_answer_length: int = 30
-  joint_prediction: bool = True
-  beam_size: int = 20
-  answerable_classifier: bool = True
-  answerable_uses_start_logits: bool = True
-  answerable_weight: float = 0.5
-  head_hidden_size: int = 512
   null_threshold: float = -2.75
 
   def head_config(self) -> span_heads.SpanHeadConfig:
-    return span_heads.SpanHeadConfig(
-        joint_prediction=self.joint_prediction, beam_size=self.beam_size,
-        answerable_classifier=self.answerable_classifier,
-        answerable_uses_start_logits=self.answerable_uses_start_logits,
-        answerable_weight=self.answerable_weight,
-        hidden_size=self.head_hidden_size)
+    return span_heads.SpanHeadConfig(**{
+        name: getattr(self, setting_name)
+        for name, setting_name in _HEAD_SETTING_NAMES.items()})
 
 
 @dataclasses.dataclass
@@ -102,11 +103,10 @@ class EncodedSquad(task_family.EncodedTask):
   latest: Optional[squad_postprocessing.SquadPredictions] = None
 
 
-def _gold_data(data_file, article_indices, question_ids):
+def _gold_data(squad_file, article_indices, question_ids):
   """The file's articles (those selected), each keeping only the questions
   in `question_ids`: the data the official scripts score."""
-  with tf.io.gfile.GFile(data_file) as data:
-    articles = json.load(data)["data"]
+  articles = squad_file.data["data"]
   if article_indices is not None:
     articles = [articles[index] for index in article_indices]
   gold = []
@@ -129,7 +129,8 @@ class SquadFamily(task_family.TaskFamily):
     train_file: the training JSON (SQuAD's `train-v1.1.json`, ...).
     predict_file: the JSON scored after each epoch (`dev-v1.1.json`, ...).
     settings: `SquadSettings`.
-    cache_dir: where the windows are cached (`squad.load_or_build_features`).
+    cache_dir: where the windows are cached
+      (`squad_cache.load_or_build_features`).
     train_articles, predict_articles: indices of the articles of each file
       to use (None: all), e.g. to train and evaluate on two parts of one
       file.
@@ -161,10 +162,17 @@ class SquadFamily(task_family.TaskFamily):
     self.score_key = "f1"
     self.submission_files = ((PREDICTIONS_FILE,) if self.version == "1.1"
                              else (PREDICTIONS_FILE, NULL_ODDS_FILE))
+    # `squad.SquadFile`s by path: each file is parsed once per run.
+    self._parsed_files = {}
+
+  def _squad_file(self, path):
+    if path not in self._parsed_files:
+      self._parsed_files[path] = squad.load_squad_file(path)
+    return self._parsed_files[path]
 
   def check_files(self) -> None:
-    """Reads both files (and the selected articles) once, so that a bad
-    file fails before anything is written.
+    """Reads both files (and the selected articles), so that a bad file
+    fails before anything is written; `encode` reuses what it parsed.
 
     Raises:
       squad.SquadDataError: one line naming the file and the fix.
@@ -172,7 +180,8 @@ class SquadFamily(task_family.TaskFamily):
     for path, is_training, articles in (
         (self.train_file, True, self.train_articles),
         (self.predict_file, False, self.predict_articles)):
-      _, version = squad.read_squad_file(path, is_training, None, articles)
+      _, version = squad.read_squad_json(self._squad_file(path).data, path,
+                                         is_training, None, articles)
       if version != self.version:
         other = next(name for name, value in TASK_NAMES.items()
                      if value == version)
@@ -180,10 +189,10 @@ class SquadFamily(task_family.TaskFamily):
             f"{path}: a SQuAD {version} file, but the task is {self.name}; "
             f"pass --task={other} or a SQuAD {self.version} file")
 
-  def _features(self, data_file, tokenizer, hyperparameters, is_training,
+  def _features(self, squad_file, tokenizer, hyperparameters, is_training,
                 articles, max_examples=None):
-    examples, windows, version = squad.load_or_build_features(
-        data_file, tokenizer, max_seq_length=hyperparameters.max_seq_length,
+    examples, windows, version = squad_cache.load_or_build_features(
+        squad_file, tokenizer, max_seq_length=hyperparameters.max_seq_length,
         doc_stride=self.settings.doc_stride,
         max_query_length=self.settings.max_query_length,
         is_training=is_training, cache_dir=self.cache_dir,
@@ -193,8 +202,12 @@ class SquadFamily(task_family.TaskFamily):
 
   def encode(self, tokenizer, hyperparameters, with_test):
     del with_test  # SQuAD's test sets are hidden: the predict file is scored.
+    train_file = self._squad_file(self.train_file)
+    predict_file = self._squad_file(self.predict_file)
+    # The windows and the gold data below are all the run keeps of the files.
+    self._parsed_files.clear()
     train_examples, train_windows = self._features(
-        self.train_file, tokenizer, hyperparameters, True,
+        train_file, tokenizer, hyperparameters, True,
         self.train_articles, hyperparameters.max_train_examples)
     if len(train_windows) < hyperparameters.batch_size:
       raise squad.SquadDataError(
@@ -202,7 +215,7 @@ class SquadFamily(task_family.TaskFamily):
           f"batch of {hyperparameters.batch_size}; select more articles or "
           "lower the batch size")
     examples, windows = self._features(
-        self.predict_file, tokenizer, hyperparameters, False,
+        predict_file, tokenizer, hyperparameters, False,
         self.predict_articles)
     arrays = squad.stack_windows(train_windows)
     predict_arrays = squad.stack_windows(windows)
@@ -214,7 +227,7 @@ class SquadFamily(task_family.TaskFamily):
         train_labels={key: arrays[key] for key in _LABEL_KEYS},
         examples=examples, windows=windows,
         features={key: predict_arrays[key] for key in _INPUT_KEYS},
-        gold=_gold_data(self.predict_file, self.predict_articles,
+        gold=_gold_data(predict_file, self.predict_articles,
                         {example.qas_id for example in examples}),
         lower_case=tokenizer.lower_case)
 

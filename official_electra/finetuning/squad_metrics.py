@@ -44,6 +44,8 @@ from official_electra import errors
 V1 = "1.1"
 V2 = "2.0"
 
+# The two scores of a question, in `question_scores`' order.
+_SCORE_NAMES = ("exact", "f1")
 _PUNCTUATION = frozenset(string.punctuation)
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
 _DATA_FIX = ("pass an official SQuAD 1.1 or 2.0 JSON file "
@@ -262,16 +264,16 @@ def _evaluate_v2(data_json, predictions, na_probs, na_prob_thresh, names):
   if math.isnan(na_prob_thresh):
     raise SquadEvalError("na_prob_thresh is NaN; pass a number")
   has_answer = {}
-  raw_exact = {}
-  raw_f1 = {}
+  raw_scores = {name: {} for name in _SCORE_NAMES}
   missing = []
   for question_id, gold_answers, _ in _questions(data_json, names.data):
     has_answer[question_id] = bool(gold_answers)
     if question_id not in predictions:
       missing.append(question_id)
       continue
-    raw_exact[question_id], raw_f1[question_id] = question_scores(
-        predictions[question_id], gold_answers, V2)
+    for name, score in zip(_SCORE_NAMES, question_scores(
+        predictions[question_id], gold_answers, V2)):
+      raw_scores[name][question_id] = score
   if not has_answer:
     raise SquadEvalError(f"{names.data} has no questions; {_DATA_FIX}")
   if missing:
@@ -284,29 +286,30 @@ def _evaluate_v2(data_json, predictions, na_probs, na_prob_thresh, names):
     odds = {question_id: 0.0 for question_id in predictions}
   else:
     odds = _check_null_odds(na_probs, names.null_odds)
-    without_odds = [question_id for question_id in raw_exact
+    without_odds = [question_id for question_id in has_answer
                     if question_id not in odds]
     if without_odds:
       raise SquadEvalError(
           f"{names.null_odds} has no value for {len(without_odds)} of the "
-          f"{len(raw_exact)} questions (first: {without_odds[0]!r}), which "
+          f"{len(has_answer)} questions (first: {without_odds[0]!r}), which "
           "the official SQuAD 2.0 script cannot score (it stops with a "
           "KeyError); write the null odds of every question")
-  exact = _apply_null_threshold(raw_exact, odds, has_answer, na_prob_thresh)
-  f1 = _apply_null_threshold(raw_f1, odds, has_answer, na_prob_thresh)
-  results = _percentages(exact, f1, list(exact))
+  scores = {name: _apply_null_threshold(raw_scores[name], odds, has_answer,
+                                        na_prob_thresh)
+            for name in _SCORE_NAMES}
+  results = _percentages(scores, list(has_answer))
   for prefix, wanted in (("HasAns", True), ("NoAns", False)):
     question_ids = [question_id for question_id, answerable
                     in has_answer.items() if answerable == wanted]
     if question_ids:
-      for key, value in _percentages(exact, f1, question_ids).items():
+      for key, value in _percentages(scores, question_ids).items():
         results[f"{prefix}_{key}"] = value
   if na_probs is not None:
-    for key, raw_scores in (("exact", raw_exact), ("f1", raw_f1)):
-      best, threshold = _best_threshold(predictions, raw_scores, odds,
+    for name in _SCORE_NAMES:
+      best, threshold = _best_threshold(predictions, raw_scores[name], odds,
                                         has_answer)
-      results[f"best_{key}"] = best
-      results[f"best_{key}_thresh"] = threshold
+      results[f"best_{name}"] = best
+      results[f"best_{name}_thresh"] = threshold
   return results
 
 
@@ -317,11 +320,13 @@ def _apply_null_threshold(raw_scores, odds, has_answer, na_prob_thresh):
           for question_id, score in raw_scores.items()}
 
 
-def _percentages(exact, f1, question_ids):
+def _percentages(scores, question_ids):
+  """`exact`, `f1` (percent) and `total` over `question_ids`."""
   total = len(question_ids)
-  return {"exact": 100.0 * sum(exact[key] for key in question_ids) / total,
-          "f1": 100.0 * sum(f1[key] for key in question_ids) / total,
-          "total": total}
+  results = {name: 100.0 * sum(scores[name][key] for key in question_ids)
+             / total for name in _SCORE_NAMES}
+  results["total"] = total
+  return results
 
 
 def _best_threshold(predictions, raw_scores, odds, has_answer):

@@ -123,19 +123,6 @@ class ClassifierServingModule(tf.Module):
             "serve_token_ids": token_ids_function}
 
 
-def resolve_finetuned_run(finetuned_dir: str) -> str:
-  """The seed folder to export: `finetuned_dir` itself or its selected seed
-  (`finetuned_export.resolve_finetuned_run`, for every task family).
-
-  Raises:
-    ExportError: not a seed, task or model folder of a fine-tuning, or a
-      model_dir of several tasks (listed).
-  """
-  # finetuned_export imports this module (it dispatches to export_classifier).
-  from official_electra.serving import finetuned_export  # pylint: disable=g-import-not-at-top
-  return finetuned_export.resolve_finetuned_run(finetuned_dir)
-
-
 def load_finetuned_run(run_dir: str):
   """Rebuilds `(classifier, tokenizer, ServedTask, max_seq_length)` from a
   seed folder (written by `official_electra.finetune` or
@@ -156,7 +143,8 @@ def export_classifier(finetuned_dir: str, export_dir: str) -> str:
 
   Args:
     finetuned_dir: a task or seed folder written by `official_electra.finetune`,
-      or its `--model_dir` when that holds one task.
+      or its `--model_dir` when that holds one task
+      (`finetuned_export.resolve_finetuned_run`).
     export_dir: the SavedModel folder to create (for TF Serving, a numbered
       version folder such as `models/sst2/1`); it must not exist yet.
 
@@ -167,10 +155,12 @@ def export_classifier(finetuned_dir: str, export_dir: str) -> str:
     ExportError: unusable input, or `export_dir` already exists.
     op_allowlist.UnservableOpsError: the graph needs ops TF Serving lacks.
   """
+  # finetuned_export imports this module (it dispatches to it).
+  from official_electra.serving import finetuned_export  # pylint: disable=g-import-not-at-top
   if tf.io.gfile.exists(export_dir):
     raise ExportError(f"{export_dir} already exists; pass a new --export_dir "
                       "(TF Serving reads numbered version folders)")
-  run_dir = resolve_finetuned_run(finetuned_dir)
+  run_dir = finetuned_export.resolve_finetuned_run(finetuned_dir)
   classifier, tokenizer, task, max_seq_length = load_finetuned_run(run_dir)
   module = ClassifierServingModule(classifier, tokenizer, task, max_seq_length)
   op_allowlist.save_servable(module, export_dir)

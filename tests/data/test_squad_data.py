@@ -1,4 +1,5 @@
-"""Tests for the SQuAD reader, windows and feature cache (data/squad.py)."""
+"""Tests for the SQuAD reader, windows (data/squad.py) and feature cache
+(data/squad_cache.py)."""
 
 import json
 import logging
@@ -8,6 +9,7 @@ import numpy as np
 import pytest
 
 from official_electra.data import squad
+from official_electra.data import squad_cache
 from official_electra.tokenization.wordpiece_tokenizer import WordpieceTokenizer
 from tests import conftest
 
@@ -306,9 +308,10 @@ def test_bad_inputs_raise_one_line_and_write_nothing(tokenizer, tmp_path,
   path = _write(tmp_path, data)
   cache_dir = tmp_path / "cache"
   with pytest.raises(squad.SquadDataError) as raised:
-    squad.load_or_build_features(
-        path, tokenizer, max_seq_length=32, doc_stride=8, max_query_length=8,
-        is_training=True, cache_dir=str(cache_dir))
+    squad_cache.load_or_build_features(
+        squad.load_squad_file(path), tokenizer, max_seq_length=32,
+        doc_stride=8, max_query_length=8, is_training=True,
+        cache_dir=str(cache_dir))
   message = str(raised.value)
   assert expected in message
   assert "\n" not in message and str(path) in message
@@ -324,9 +327,10 @@ def test_missing_file_raises_one_line(tokenizer, tmp_path):
 def test_question_leaving_no_room_for_the_context(tokenizer, tmp_path):
   cache_dir = tmp_path / "cache"
   with pytest.raises(squad.SquadDataError) as raised:
-    squad.load_or_build_features(
-        _smith_file(tmp_path), tokenizer, max_seq_length=10, doc_stride=8,
-        max_query_length=16, is_training=True, cache_dir=str(cache_dir))
+    squad_cache.load_or_build_features(
+        squad.load_squad_file(_smith_file(tmp_path)), tokenizer,
+        max_seq_length=10, doc_stride=8, max_query_length=16,
+        is_training=True, cache_dir=str(cache_dir))
   message = str(raised.value)
   assert "\n" not in message
   assert ("question 'q1' keeps 7 tokens, which leaves 0 of max_seq_length "
@@ -353,28 +357,31 @@ def test_cache_is_written_then_reused(tokenizer, tmp_path):
       _question("late", "What year ?", "t35", _LONG_CONTEXT)]),
       (_SMITH, [_question("q1", "Who was born?", "1895", _SMITH)])]],
       version="v2.0"))
+  squad_file = squad.load_squad_file(path)
   settings = dict(max_seq_length=20, doc_stride=5, max_query_length=8,
                   is_training=True, cache_dir=str(tmp_path / "cache"))
-  examples, windows, version = squad.load_or_build_features(path, tokenizer,
-                                                            **settings)
+  examples, windows, version = squad_cache.load_or_build_features(
+      squad_file, tokenizer, **settings)
   names = sorted(p.name for p in (tmp_path / "cache").iterdir())
   assert len(names) == 2 and names[0].startswith("squad_train_")
   assert {name.rsplit(".", 1)[1] for name in names} == {"json", "tfrecord"}
   assert version == "2.0" and len(examples) == 3
   _assert_windows_equal(windows, squad.featurize(examples, tokenizer, 20, 5, 8,
                                                  True))
-  with mock.patch.object(squad, "_featurize",
+  with mock.patch.object(squad, "featurize_with_word_maps",
                          side_effect=AssertionError("not read from cache")):
-    examples_again, cached, _ = squad.load_or_build_features(path, tokenizer,
-                                                             **settings)
+    examples_again, cached, _ = squad_cache.load_or_build_features(
+        squad_file, tokenizer, **settings)
   assert examples_again == examples
   _assert_windows_equal(cached, windows)
   # Another setting is another cache; a corrupt cache is rebuilt.
-  squad.load_or_build_features(path, tokenizer, **dict(settings, doc_stride=6))
+  squad_cache.load_or_build_features(squad_file, tokenizer,
+                                     **dict(settings, doc_stride=6))
   assert len(list((tmp_path / "cache").iterdir())) == 4
   record_file = tmp_path / "cache" / names[1]
   record_file.write_bytes(record_file.read_bytes()[:-9])
-  _, rebuilt, _ = squad.load_or_build_features(path, tokenizer, **settings)
+  _, rebuilt, _ = squad_cache.load_or_build_features(squad_file, tokenizer,
+                                                     **settings)
   _assert_windows_equal(rebuilt, windows)
   assert not list((tmp_path / "cache").glob("*.tmp"))
 

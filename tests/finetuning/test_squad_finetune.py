@@ -12,6 +12,7 @@ metrics).
 import json
 import os
 import random
+from unittest import mock
 
 import gin
 import pytest
@@ -19,8 +20,11 @@ import tensorflow as tf
 
 from official_electra import finetune
 from official_electra.data import squad
+from official_electra.finetuning import squad_family
+from official_electra.finetuning import trainer
 from official_electra.modeling import finetuned_checkpoint
 from official_electra.modeling import model_config
+from official_electra.tokenization import wordpiece_tokenizer
 
 _NUM_WORDS = 60
 _WORDS = tuple(f"w{index}" for index in range(_NUM_WORDS))
@@ -174,6 +178,31 @@ def test_the_seed_folder_records_its_head_in_one_model_config(tmp_path):
   reader = tf.train.load_checkpoint(str(run_dir / "checkpoint" / "classifier"))
   assert any(name.startswith("classifier/encoder/")
              for name in reader.get_variable_to_shape_map())
+
+
+def test_each_file_is_parsed_once_per_run(tmp_path):
+  (tmp_path / "train").mkdir()
+  (tmp_path / "predict").mkdir()
+  train_file = _squad_file(tmp_path / "train", "1.1", num_questions=40)
+  predict_file = _squad_file(tmp_path / "predict", "1.1", num_questions=20,
+                             seed=1)
+  family = squad_family.SquadFamily(
+      "SQuAD-1.1", str(train_file), str(predict_file),
+      squad_family.SquadSettings(doc_stride=16, max_query_length=6),
+      str(tmp_path / "features"), predict_articles=[0])
+  tokenizer = wordpiece_tokenizer.WordpieceTokenizer(_vocab_file(tmp_path),
+                                                     lower_case=True)
+  hyperparameters = trainer.FinetuneHyperparameters(max_seq_length=32,
+                                                    batch_size=16)
+  with mock.patch.object(squad, "_parse_json",
+                         wraps=squad._parse_json) as parse:
+    family.check_files()
+    encoded = family.encode(tokenizer, hyperparameters, with_test=False)
+  assert sorted(call.args[1] for call in parse.call_args_list) == [
+      str(predict_file), str(train_file)]
+  assert len(encoded.examples) == 20
+  assert sum(len(paragraph["qas"]) for article in encoded.gold
+             for paragraph in article["paragraphs"]) == 20
 
 
 @pytest.mark.parametrize("flags, message", [

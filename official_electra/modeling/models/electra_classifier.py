@@ -4,6 +4,7 @@ import tensorflow as tf
 import tf_keras
 
 from official_electra.modeling.layers import classification_head
+from official_electra.modeling.models import encoder_serialization
 from official_electra.modeling.models import gradient_clipping
 
 
@@ -31,9 +32,7 @@ class ElectraClassifier(tf_keras.Model):
   def __init__(self, encoder, num_outputs, dropout_rate=0.1,
                gradient_clip_norm=1.0, **kwargs):
     super().__init__(**kwargs)
-    if gradient_clip_norm is not None and gradient_clip_norm <= 0:
-      raise ValueError(
-          f"gradient_clip_norm must be positive or None, got {gradient_clip_norm}")
+    gradient_clipping.check_clip_norm(gradient_clip_norm)
     self.encoder = encoder
     self.num_outputs = num_outputs
     self.dropout_rate = dropout_rate
@@ -72,11 +71,7 @@ class ElectraClassifier(tf_keras.Model):
     return self.compute_metrics(features, labels, outputs, sample_weight=None)
 
   def get_config(self):
-    encoder_config = tf_keras.layers.serialize(self.encoder)
-    # The encoder is rebuilt on its first call: its build_config would make
-    # deserialisation build it on float inputs, which embeddings reject.
-    encoder_config.pop("build_config", None)
-    return {"encoder": encoder_config,
+    return {"encoder": encoder_serialization.serialize_encoder(self.encoder),
             "num_outputs": self.num_outputs,
             "dropout_rate": self.dropout_rate,
             "gradient_clip_norm": self.gradient_clip_norm,
@@ -84,7 +79,5 @@ class ElectraClassifier(tf_keras.Model):
 
   @classmethod
   def from_config(cls, config, custom_objects=None):
-    config = dict(config)
-    config["encoder"] = tf_keras.layers.deserialize(
-        config["encoder"], custom_objects=custom_objects)
-    return cls(**config)
+    return cls(**dict(config, encoder=encoder_serialization.deserialize_encoder(
+        config["encoder"], custom_objects)))

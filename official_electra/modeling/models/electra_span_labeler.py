@@ -4,6 +4,7 @@ import tensorflow as tf
 import tf_keras
 
 from official_electra.modeling.layers import span_heads
+from official_electra.modeling.models import encoder_serialization
 from official_electra.modeling.models import gradient_clipping
 
 # "sum": the original's `run_finetuning.py` sums the windows' losses over the
@@ -86,10 +87,7 @@ class ElectraSpanLabeler(tf_keras.Model):
     super().__init__(**kwargs)
     if isinstance(head_config, dict):
       head_config = span_heads.SpanHeadConfig.from_dict(head_config)
-    if gradient_clip_norm is not None and gradient_clip_norm <= 0:
-      raise ValueError(
-          "gradient_clip_norm must be positive or None, got "
-          f"{gradient_clip_norm}")
+    gradient_clipping.check_clip_norm(gradient_clip_norm)
     if loss_reduction not in LOSS_REDUCTIONS:
       raise ValueError(f"unknown loss_reduction {loss_reduction!r}; valid: "
                        f"{', '.join(LOSS_REDUCTIONS)}")
@@ -189,11 +187,7 @@ class ElectraSpanLabeler(tf_keras.Model):
     return {metric.name: metric.result() for metric in self.metrics}
 
   def get_config(self):
-    encoder_config = tf_keras.layers.serialize(self.encoder)
-    # The encoder is rebuilt on its first call: its build_config would make
-    # deserialisation build it on float inputs, which embeddings reject.
-    encoder_config.pop("build_config", None)
-    return {"encoder": encoder_config,
+    return {"encoder": encoder_serialization.serialize_encoder(self.encoder),
             "head_config": self.head_config.to_dict(),
             "gradient_clip_norm": self.gradient_clip_norm,
             "loss_reduction": self.loss_reduction,
@@ -201,7 +195,5 @@ class ElectraSpanLabeler(tf_keras.Model):
 
   @classmethod
   def from_config(cls, config, custom_objects=None):
-    config = dict(config)
-    config["encoder"] = tf_keras.layers.deserialize(
-        config["encoder"], custom_objects=custom_objects)
-    return cls(**config)
+    return cls(**dict(config, encoder=encoder_serialization.deserialize_encoder(
+        config["encoder"], custom_objects)))

@@ -24,3 +24,11 @@ def clip_global_batch_gradients(gradients, clip_norm):
   if clip_norm is not None:
     gradients, _ = tf.clip_by_global_norm(gradients, clip_norm)
   return gradients
+
+
+def check_clip_norm(clip_norm) -> None:
+  """Raises ValueError unless the models' `gradient_clip_norm` is None or
+  positive."""
+  if clip_norm is not None and clip_norm <= 0:
+    raise ValueError(
+        f"gradient_clip_norm must be positive or None, got {clip_norm}")
