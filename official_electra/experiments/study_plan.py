@@ -31,6 +31,10 @@ DEFAULT_VARIANTS = {
     "two_stage": {"objective": "two_stage", "generator_hidden_fraction": 1.0,
                   "generator_layers_fraction": 1.0},
     "adversarial": {"objective": "adversarial"},
+    # SpanBERT's span masking (whole words, Geo(0.2) lengths clipped at 10)
+    # for either objective: the same budget, so the same FLOPs.
+    "electra_spans": {"objective": "electra", "masking_scheme": "spans"},
+    "mlm_spans": {"objective": "mlm", "masking_scheme": "spans"},
 }
 # Largest spread of the variants' training FLOPs at one kept checkpoint.
 MAX_FLOPS_MISMATCH = 0.01

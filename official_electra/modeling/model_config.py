@@ -41,7 +41,8 @@ VERSION = 1
 # The settings of the pretraining section.
 PRETRAINING_KEYS = ("objective", "generator_hidden_fraction",
                     "generator_layers_fraction", "generator_sizing",
-                    "uniform_generator", "unigram_generator", "mask_prob")
+                    "uniform_generator", "unigram_generator", "mask_prob",
+                    "masking_scheme")
 
 # Heads an `ElectraModel` may hold, by name, and the attribute (checkpoint
 # key) each lives at:

@@ -42,6 +42,10 @@ class PretrainingArchitecture:
       (no generator network; the dataset's `token_counts.txt`).
     max_seq_length: tokens per sequence.
     mask_prob: fraction of tokens masked.
+    masking_scheme: what is masked (`span_masking.SCHEMES`): tokens, spans of
+      whole words or whole words. Not a weight, but the data the objective
+      learns from: a run resumes only with the scheme it started with. A
+      folder recorded before the option existed masked tokens.
     special_token_ids: ids of `[PAD] [UNK] [CLS] [SEP] [MASK]`.
     lower_case: whether the vocabulary is uncased (text lower-cased and
       accents stripped before WordPiece), for the export's tokenizer.
@@ -60,6 +64,7 @@ class PretrainingArchitecture:
   lower_case: bool = True
   generator_sizing: str = encoder_config_lib.GENERATOR_SIZING
   unigram_generator: bool = False
+  masking_scheme: str = "tokens"
 
   @property
   def max_predictions_per_seq(self):
@@ -116,12 +121,15 @@ def build_pretrainer(architecture, seed, generator_loss_weight=1.0,
                      disallow_correct=False,
                      masking_draws="without_replacement",
                      unigram_counts=None, adversarial_mle_steps=0,
-                     gradient_accumulation_steps=1):
+                     gradient_accumulation_steps=1,
+                     continuation_token_ids=()):
   """A new `ElectraPretrainer` whose towers share one embedding block
   (Two-Stage: each tower has its own).
 
   Build it inside the strategy's scope. The sampling and masking options
-  (`disallow_correct`, `masking_draws`), Adversarial ELECTRA's
+  (`disallow_correct`, `masking_draws`), the vocabulary's
+  `continuation_token_ids` (for span and whole-word masking), Adversarial
+  ELECTRA's
   `adversarial_mle_steps` and `gradient_accumulation_steps` change no
   weight, so they are not part of the recorded architecture. `unigram_counts` (the data's token
   counts) is needed by, and only by, a unigram generator; no special token
@@ -147,6 +155,8 @@ def build_pretrainer(architecture, seed, generator_loss_weight=1.0,
       temperature=temperature, uniform_generator=architecture.uniform_generator,
       unigram_counts=unigram_counts, seed=seed, disallow_correct=disallow_correct,
       masking_draws=masking_draws,
+      masking_scheme=architecture.masking_scheme,
+      continuation_token_ids=continuation_token_ids,
       adversarial_mle_steps=adversarial_mle_steps,
       gradient_accumulation_steps=gradient_accumulation_steps,
       name="electra_pretrainer")

@@ -20,6 +20,7 @@ from official_electra.data import pretraining_dataloader
 from official_electra.modeling import checkpoints
 from official_electra.modeling import objectives
 from official_electra.modeling.layers import dynamic_masking
+from official_electra.modeling.layers import span_masking
 from official_electra.modeling.models import electra_pretrainer
 from official_electra.optimization import optimizer_factory
 from official_electra.tokenization import vocabulary as vocabulary_lib
@@ -75,6 +76,7 @@ SETTING_RULES = {
     "two_stage_generator_steps": _CHECK.optional(_CHECK.POSITIVE_INTEGER),
     "adversarial_mle_steps": _CHECK.NON_NEGATIVE_INTEGER,
     "gradient_accumulation_steps": _CHECK.POSITIVE_INTEGER,
+    "masking_scheme": _CHECK.one_of(*span_masking.SCHEMES),
 }
 
 
@@ -103,7 +105,8 @@ def run_pretraining(
     num_warmup_steps=10000, optimizer="adamw", weight_decay_rate=0.01,
     generator_loss_weight=1.0, discriminator_loss_weight=50.0,
     temperature=1.0, disallow_correct=False,
-    masking_draws="without_replacement", save_checkpoints_steps=1000,
+    masking_draws="without_replacement", masking_scheme="tokens",
+    save_checkpoints_steps=1000,
     keep_checkpoint_max=5,
     steps_per_execution=1, print_every_steps=100, shuffle_buffer_size=10000,
     seed=0, stop_after_steps=None, init_checkpoint=None,
@@ -143,7 +146,12 @@ def run_pretraining(
     disallow_correct: never sample the original token at a masked slot (the
       original's option of that name; off in the paper).
     masking_draws: `without_replacement` (distinct masked positions) or the
-      original's `with_replacement` draws (`DynamicMasking`).
+      original's `with_replacement` draws (`DynamicMasking`); `tokens`
+      masking only.
+    masking_scheme: what is masked: `tokens` (the paper's), `spans`
+      (SpanBERT's spans of whole words, lengths Geo(0.2) clipped at 10 words)
+      or `whole_words` (`SpanMasking`), with the same budget and
+      special-token rules. Recorded: a run resumes with its own.
     save_checkpoints_steps: checkpoint cadence.
     keep_checkpoint_max: checkpoints kept.
     steps_per_execution: steps per `tf.function` call (and per log record).
@@ -211,6 +219,11 @@ def run_pretraining(
         f"masking_draws={masking_draws!r} is not one of "
         f"{', '.join(dynamic_masking.DRAWS)}: fix "
         "run_pretraining.masking_draws")
+  if masking_scheme != "tokens" and masking_draws != "without_replacement":
+    raise TrainingConfigError(
+        f"masking_draws={masking_draws!r} draws single tokens; "
+        f"masking_scheme={masking_scheme!r} draws spans: unset "
+        "run_pretraining.masking_draws or use masking_scheme='tokens'")
   vocabulary = vocabulary_lib.load_vocabulary(vocab_file)
   if vocabulary.size != encoder.vocab_size:
     raise TrainingConfigError(
@@ -228,7 +241,8 @@ def run_pretraining(
       generator_layers_fraction=generator_layers_fraction,
       objective=objective, uniform_generator=uniform_generator,
       unigram_generator=unigram_generator, max_seq_length=max_seq_length,
-      mask_prob=mask_prob, special_token_ids=vocabulary.special_token_ids(), lower_case=lower_case)
+      mask_prob=mask_prob, special_token_ids=vocabulary.special_token_ids(),
+      lower_case=lower_case, masking_scheme=masking_scheme)
   chief = strategies.is_chief(strategy)
   files.makedirs(model_dir)
   recorded = architecture_lib.read_architecture(model_dir)
@@ -256,7 +270,9 @@ def run_pretraining(
         masking_draws=masking_draws,
         unigram_counts=unigram_counts,
         adversarial_mle_steps=adversarial_mle_steps,
-        gradient_accumulation_steps=gradient_accumulation_steps)
+        gradient_accumulation_steps=gradient_accumulation_steps,
+        continuation_token_ids=span_masking.continuation_token_ids(
+            vocabulary.tokens))
     train_optimizer = optimizer_factory.create_optimizer(
         optimizer, learning_rate, num_train_steps, num_warmup_steps,
         weight_decay_rate, restart_step=two_stage_generator_steps)

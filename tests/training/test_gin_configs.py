@@ -17,13 +17,18 @@ _PAPER = {
 }
 _EXPERIMENTS = ("mlm_baseline", "electra_15", "replace_mlm", "all_tokens_mlm",
                 "uniform_generator", "unigram_generator", "two_stage",
-                "adversarial")
+                "adversarial", "span_masking_electra", "span_masking_mlm")
 
 _READ_CONFIGS = """
 import json, sys
 import gin
 from official_electra import train
 result = {}
+def bound(name, default):
+  try:
+    return gin.query_parameter("run_pretraining." + name)
+  except ValueError:  # not bound: the default
+    return default
 for files in json.loads(sys.argv[1]):
   gin.clear_config()
   train.parse_gin(files, [])
@@ -32,7 +37,8 @@ for files in json.loads(sys.argv[1]):
   result[files[-1]] = [encoder.hidden_size, encoder.num_layers,
       query("generator_hidden_fraction"), query("mask_prob"),
       query("learning_rate"), query("train_batch_size"),
-      query("num_train_steps"), query("max_seq_length"), query("objective")]
+      query("num_train_steps"), query("max_seq_length"), query("objective"),
+      bound("masking_scheme", "tokens")]
 print(json.dumps(result))
 """
 
@@ -63,4 +69,11 @@ def test_gin_files_parse_with_the_papers_settings():
                         "uniform_generator": "electra",
                         "unigram_generator": "electra",
                         "two_stage": "two_stage",
-                        "adversarial": "adversarial"}
+                        "adversarial": "adversarial",
+                        "span_masking_electra": "electra",
+                        "span_masking_mlm": "mlm"}
+  schemes = {name: settings[f"gin/experiments/{name}.gin"][9]
+             for name in _EXPERIMENTS}
+  assert schemes == {name: "spans" if name.startswith("span_masking") else
+                     "tokens" for name in _EXPERIMENTS}
+  assert all(settings[name][9] == "tokens" for name in _PAPER)

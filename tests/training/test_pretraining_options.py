@@ -3,7 +3,6 @@
 import gin
 import pytest
 
-from official_electra.training import architecture
 from official_electra.training import pretraining_run
 from tests.training import tiny_pretraining
 
@@ -30,21 +29,12 @@ def test_options_are_gin_parameters_of_run_pretraining():
 
 
 def test_a_run_with_the_originals_options_trains(tmp_path, pretraining_data,
-                                                 monkeypatch):
-  built = []
-  build_pretrainer = architecture.build_pretrainer
-
-  def recording_build_pretrainer(*args, **kwargs):
-    built.append(build_pretrainer(*args, **kwargs))
-    return built[-1]
-
-  monkeypatch.setattr(architecture, "build_pretrainer",
-                      recording_build_pretrainer)
+                                                 built_pretrainers):
   result = tiny_pretraining.train(tmp_path / "run", pretraining_data,
                                   num_train_steps=2, disallow_correct=True,
                                   masking_draws="with_replacement")
   assert result["step"] == 2
-  (pretrainer,) = built
+  (pretrainer,) = built_pretrainers
   assert pretrainer.sampler.disallow_correct
   assert pretrainer.masking.draws == "with_replacement"
 

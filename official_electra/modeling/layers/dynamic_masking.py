@@ -69,14 +69,7 @@ class DynamicMasking(tf_keras.layers.Layer):
     super().__init__(**kwargs)
     if draws not in DRAWS:
       raise ValueError(f"unknown draws {draws!r}; choose one of {DRAWS}")
-    if max_predictions_per_seq < 1:
-      raise ValueError("max_predictions_per_seq must be positive, got "
-                       f"{max_predictions_per_seq}")
-    if not 0.0 < mask_prob <= 1.0:
-      raise ValueError(f"mask_prob must be in (0, 1], got {mask_prob}")
-    if not 0.0 <= keep_original_prob <= 1.0:
-      raise ValueError(
-          f"keep_original_prob must be in [0, 1], got {keep_original_prob}")
+    check_settings(max_predictions_per_seq, mask_prob, keep_original_prob)
     self.mask_token_id = int(mask_token_id)
     self.excluded_token_ids = sorted(
         {int(token_id) for token_id in excluded_token_ids} |
@@ -108,11 +101,8 @@ class DynamicMasking(tf_keras.layers.Layer):
     position_seed, keep_seed = tf.unstack(
         tf.random.experimental.stateless_split(seed, 2))
 
-    excluded = tf.reduce_any(
-        tf.equal(input_word_ids[:, :, tf.newaxis],
-                 tf.constant(self.excluded_token_ids, input_word_ids.dtype)),
-        axis=-1)
-    candidates = tf.logical_and(input_mask, tf.logical_not(excluded))
+    candidates = candidate_tokens(input_word_ids, input_mask,
+                                  self.excluded_token_ids)
     if self.draws == "without_replacement":
       positions, drawn = _draw_without_replacement(candidates, num_slots,
                                                    position_seed)
@@ -120,29 +110,16 @@ class DynamicMasking(tf_keras.layers.Layer):
       positions, drawn = _draw_with_replacement(candidates, num_slots,
                                                 position_seed)
 
-    num_tokens = tf.reduce_sum(tf.cast(input_mask, tf.float32), axis=-1)
-    num_to_predict = tf.clip_by_value(
-        tf.cast(tf.round(num_tokens * self.mask_prob), tf.int32), 1, num_slots)
     real_slots = tf.logical_and(
-        tf.sequence_mask(num_to_predict, num_slots), drawn)
-    positions = tf.where(real_slots, positions, 0)
-    masked_ids = tf.gather(input_word_ids, positions, batch_dims=1)
-
+        tf.sequence_mask(
+            tokens_to_mask(input_mask, self.mask_prob, num_slots), num_slots),
+        drawn)
     replace_with_mask = tf.logical_and(
         real_slots,
         tf.random.stateless_uniform([batch_size, num_slots], seed=keep_seed) >=
         self.keep_original_prob)
-    masked_input_ids = scatter_into_positions(
-        input_word_ids, positions,
-        tf.fill(tf.shape(positions),
-                tf.cast(self.mask_token_id, input_word_ids.dtype)),
-        replace_with_mask)
-    return {
-        "masked_input_ids": masked_input_ids,
-        "masked_positions": positions,
-        "masked_ids": masked_ids,
-        "masked_weights": tf.cast(real_slots, tf.float32),
-    }
+    return masking_outputs(input_word_ids, positions, real_slots,
+                           replace_with_mask, self.mask_token_id)
 
   def get_config(self):
     config = super().get_config()
@@ -155,6 +132,54 @@ class DynamicMasking(tf_keras.layers.Layer):
         "draws": self.draws,
     })
     return config
+
+
+def check_settings(max_predictions_per_seq, mask_prob, keep_original_prob):
+  """Raises ValueError for a setting a masking layer cannot use."""
+  if max_predictions_per_seq < 1:
+    raise ValueError("max_predictions_per_seq must be positive, got "
+                     f"{max_predictions_per_seq}")
+  if not 0.0 < mask_prob <= 1.0:
+    raise ValueError(f"mask_prob must be in (0, 1], got {mask_prob}")
+  if not 0.0 <= keep_original_prob <= 1.0:
+    raise ValueError(
+        f"keep_original_prob must be in [0, 1], got {keep_original_prob}")
+
+
+def candidate_tokens(input_word_ids, input_mask, excluded_token_ids):
+  """bool `[batch, seq_len]`: the real tokens whose id is not excluded."""
+  excluded = tf.reduce_any(
+      tf.equal(input_word_ids[:, :, tf.newaxis],
+               tf.constant(excluded_token_ids, input_word_ids.dtype)),
+      axis=-1)
+  return tf.logical_and(tf.cast(input_mask, tf.bool), tf.logical_not(excluded))
+
+
+def tokens_to_mask(input_mask, mask_prob, num_slots):
+  """The budget, int32 `[batch]`: `clamp(round(num_tokens * mask_prob), 1,
+  num_slots)`, `num_tokens` counting the real tokens (the original's)."""
+  num_tokens = tf.reduce_sum(tf.cast(input_mask, tf.float32), axis=-1)
+  return tf.clip_by_value(tf.cast(tf.round(num_tokens * mask_prob), tf.int32),
+                          1, num_slots)
+
+
+def masking_outputs(input_word_ids, positions, real_slots, replace_with_mask,
+                    mask_token_id):
+  """A masking layer's outputs (see `DynamicMasking.call`) from its slots:
+  `positions` (int32 `[batch, N]`), which slots are real and which of those
+  become `[MASK]` (bool `[batch, N]`)."""
+  positions = tf.where(real_slots, positions, 0)
+  masked_input_ids = scatter_into_positions(
+      input_word_ids, positions,
+      tf.fill(tf.shape(positions),
+              tf.cast(mask_token_id, input_word_ids.dtype)),
+      tf.logical_and(real_slots, replace_with_mask))
+  return {
+      "masked_input_ids": masked_input_ids,
+      "masked_positions": positions,
+      "masked_ids": tf.gather(input_word_ids, positions, batch_dims=1),
+      "masked_weights": tf.cast(real_slots, tf.float32),
+  }
 
 
 def _draw_without_replacement(candidates, num_slots, seed):

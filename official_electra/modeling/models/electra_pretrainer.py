@@ -6,6 +6,7 @@ import tf_keras
 
 from official_electra.modeling import objectives
 from official_electra.modeling.layers import dynamic_masking
+from official_electra.modeling.layers import span_masking
 from official_electra.modeling.layers import elementwise_gradients
 from official_electra.modeling.layers import replaced_token_sampler
 from official_electra.modeling.models import gradient_clipping
@@ -95,7 +96,14 @@ class ElectraPretrainer(tf_keras.Model):
       generator draws among the other tokens.
     masking_draws: How masked positions are drawn, one of
       `dynamic_masking.DRAWS` (`without_replacement`, or the original's
-      `with_replacement`; see `DynamicMasking`).
+      `with_replacement`; see `DynamicMasking`). `tokens` masking only.
+    masking_scheme: What is masked, one of `span_masking.SCHEMES`: single
+      tokens (`tokens`, the paper's `DynamicMasking`), SpanBERT's spans of
+      whole words (`spans`) or whole words (`whole_words`), both
+      `SpanMasking` with the same budget and special-token rules.
+    continuation_token_ids: Ids of the vocabulary's continuation pieces
+      (`##...`; `span_masking.continuation_token_ids`), which `spans` and
+      `whole_words` keep with the word they continue.
     adversarial_mle_steps: `adversarial` only: steps at the start in which the
       generator is trained by MLE (its MLM loss) instead of REINFORCE.
     gradient_accumulation_steps: micro-batches per optimizer step: each
@@ -122,6 +130,8 @@ class ElectraPretrainer(tf_keras.Model):
                seed=None,
                disallow_correct=False,
                masking_draws="without_replacement",
+               masking_scheme="tokens",
+               continuation_token_ids=(),
                adversarial_mle_steps=0,
                gradient_accumulation_steps=1,
                **kwargs):
@@ -171,6 +181,13 @@ class ElectraPretrainer(tf_keras.Model):
     if adversarial_mle_steps and not spec.reinforce:
       raise ValueError("adversarial_mle_steps is for objective "
                        f"'adversarial', not {objective!r}")
+    if masking_scheme not in span_masking.SCHEMES:
+      raise ValueError(f"unknown masking_scheme {masking_scheme!r}; choose "
+                       f"one of {span_masking.SCHEMES}")
+    if masking_scheme != "tokens" and masking_draws != "without_replacement":
+      raise ValueError(f"masking_draws={masking_draws!r} is for "
+                       "masking_scheme='tokens', not "
+                       f"{masking_scheme!r}")
     self._config = {
         "model": model,
         "mask_token_id": mask_token_id,
@@ -187,6 +204,9 @@ class ElectraPretrainer(tf_keras.Model):
         "seed": seed,
         "disallow_correct": disallow_correct,
         "masking_draws": masking_draws,
+        "masking_scheme": masking_scheme,
+        "continuation_token_ids": [int(token_id) for token_id in
+                                   continuation_token_ids],
         "adversarial_mle_steps": adversarial_mle_steps,
         "gradient_accumulation_steps": gradient_accumulation_steps,
     }
@@ -197,11 +217,22 @@ class ElectraPretrainer(tf_keras.Model):
     self.vocab_size = discriminator_network.embedding_layer.vocab_size
     self.discriminator_network = discriminator_network
     self.generator_network = generator_network
-    self.masking = dynamic_masking.DynamicMasking(
-        mask_token_id=mask_token_id,
-        excluded_token_ids=excluded_token_ids,
-        max_predictions_per_seq=max_predictions_per_seq,
-        mask_prob=mask_prob, draws=masking_draws)
+    if masking_scheme == "tokens":
+      self.masking = dynamic_masking.DynamicMasking(
+          mask_token_id=mask_token_id,
+          excluded_token_ids=excluded_token_ids,
+          max_predictions_per_seq=max_predictions_per_seq,
+          mask_prob=mask_prob, draws=masking_draws)
+    else:
+      self.masking = span_masking.SpanMasking(
+          mask_token_id=mask_token_id,
+          excluded_token_ids=excluded_token_ids,
+          continuation_token_ids=continuation_token_ids,
+          vocab_size=self.vocab_size,
+          max_predictions_per_seq=max_predictions_per_seq,
+          mask_prob=mask_prob,
+          max_span_words=(span_masking.MAX_SPAN_WORDS
+                          if masking_scheme == "spans" else 1))
     self.disallow_correct = disallow_correct
     self.unigram_log_probabilities = (
         None if unigram_counts is None else
