@@ -77,7 +77,8 @@ def study_settings(pretraining=gin.REQUIRED, budget_flops=gin.REQUIRED,
                    warmup_proportion=0.1, num_seeds=3, vocab_size=8192,
                    vocab_max_words=build_vocab.DEFAULT_MAX_WORDS,
                    lower_case=True, num_shards=8, linear_probe=True,
-                   task_text_copies=0, selection_probe=False):
+                   task_text_copies=0, selection_probe=False,
+                   finetune_generators=False):
   """The gin root of the study (see `efficiency_study.StudySettings`).
 
   `variants` adds to (or replaces by name) `study_plan.DEFAULT_VARIANTS`.
@@ -92,7 +93,8 @@ def study_settings(pretraining=gin.REQUIRED, budget_flops=gin.REQUIRED,
       num_seeds=num_seeds, vocab_size=vocab_size,
       vocab_max_words=vocab_max_words, lower_case=lower_case,
       num_shards=num_shards, linear_probe=linear_probe,
-      task_text_copies=task_text_copies, selection_probe=selection_probe)
+      task_text_copies=task_text_copies, selection_probe=selection_probe,
+      finetune_generators=finetune_generators)
 
 
 GinConfigError = command_line.GinConfigError

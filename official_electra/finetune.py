@@ -23,7 +23,8 @@ official_electra/finetuning/recipes.py.
 default gin file gin/squad/small.gin; the windows are cached under
 `<model_dir>/<task>/features/`). `--init_checkpoint`
 takes a pretraining model_dir or a checkpoint prefix (omit it only to measure a
-randomly initialised encoder). Writes `<model_dir>/eval_results.json` (every
+randomly initialised encoder); `--init_tower=generator` fine-tunes an ELECTRA
+run's generator instead of its discriminator (at the generator's own size). Writes `<model_dir>/eval_results.json` (every
 metric of every task, per seed and the median), `<model_dir>/submission/` (GLUE
 submission files from each task's median seed), `<model_dir>/<TASK>/seed_<s>/`
 (TensorBoard logs, checkpoint, predictions) and `<model_dir>/operative_config.gin`;
@@ -56,6 +57,7 @@ from official_electra.finetuning import trainer
 from official_electra.modeling import checkpoints
 from official_electra.modeling import encoder_config
 from official_electra.modeling import model_config
+from official_electra.modeling import pretrained
 from official_electra.optimization import layerwise_decay
 from official_electra.tokenization import vocabulary
 from official_electra.tokenization import wordpiece_tokenizer
@@ -77,6 +79,10 @@ flags.DEFINE_string("predict_articles", None, "SQuAD: indices of the predict "
                     "file's articles to score, e.g. 40-47 (default all).")
 flags.DEFINE_string("init_checkpoint", None, "Pretraining model_dir or "
                     "checkpoint prefix to start from.")
+flags.DEFINE_enum("init_tower", "discriminator", pretrained.TOWERS,
+                  "The tower of --init_checkpoint to fine-tune: the "
+                  "discriminator, or an ELECTRA run's generator (at its own "
+                  "size).")
 flags.DEFINE_string("model_dir", None, "Output folder.")
 flags.DEFINE_string("vocab_file", None, "WordPiece vocabulary of the pretrained "
                     "model; default: vocab.txt in --init_checkpoint's folder.")
@@ -132,8 +138,8 @@ def _parse_gin(gin_files, gin_bindings, task_flag=None):
       "the names)")
 
 
-def resolve_encoder_config(init_checkpoint):
-  """The encoder to fine-tune: the one recorded beside `init_checkpoint`.
+def resolve_encoder_config(init_checkpoint, tower="discriminator"):
+  """The encoder to fine-tune: `tower` as recorded beside `init_checkpoint`.
 
   A checkpoint folder that records its model (`model_config.json`, written
   by pretraining, conversion and fine-tuning) decides it; `glue_encoder.*`
@@ -144,10 +150,17 @@ def resolve_encoder_config(init_checkpoint):
 
   Raises:
     GinConfigError: a `glue_encoder` binding contradicts the checkpoint.
-    checkpoints.CheckpointError: the recorded file is unreadable.
+    checkpoints.CheckpointError: the recorded file is unreadable, or
+      `tower` is the generator of a folder that records none.
   """
-  recorded = (checkpoints.recorded_encoder_config(init_checkpoint)
+  recorded = (checkpoints.recorded_encoder_config(init_checkpoint, tower)
               if init_checkpoint else None)
+  if tower != "discriminator" and recorded is None:
+    raise checkpoints.CheckpointError(
+        f"--init_tower={tower} needs an --init_checkpoint that records a "
+        f"{tower}; {init_checkpoint or 'none was given'}"
+        f"{' records none' if init_checkpoint else ''} (pass an ELECTRA "
+        "pretraining model_dir, or --init_tower=discriminator)")
   if recorded is None:
     return GinEncoderConfig()
   differences = checkpoints.encoder_config_differences(
@@ -253,8 +266,10 @@ def _families(task_flag, glue_dir, squad_files, model_dir):
 
 
 def run(task_flag, glue_dir, init_checkpoint, model_dir, vocab_file, lower_case,
-        num_seeds, squad_files=None):
+        num_seeds, squad_files=None, init_tower="discriminator"):
   """Fine-tunes every requested task; returns `{task: summary}`.
+
+  `init_tower`: the tower of `init_checkpoint` to fine-tune.
 
   `squad_files`: for a SQuAD task, `(train_file, predict_file,
   train_articles, predict_articles)` (the articles as text such as `0-39`,
@@ -262,7 +277,7 @@ def run(task_flag, glue_dir, init_checkpoint, model_dir, vocab_file, lower_case,
   """
   is_squad = task_flag in squad_family.TASK_NAMES
   families = _families(task_flag, glue_dir, squad_files, model_dir)
-  config = resolve_encoder_config(init_checkpoint)
+  config = resolve_encoder_config(init_checkpoint, init_tower)
   settings_check.check_encoder(config, "glue_encoder.")
   hyperparameters = _hyperparameters("squad_hyperparameters" if is_squad
                                      else "glue_hyperparameters")
@@ -291,7 +306,8 @@ def run(task_flag, glue_dir, init_checkpoint, model_dir, vocab_file, lower_case,
     task_name = family.name
     summary = trainer.finetune_task(family, tokenizer, config,
                                     init_checkpoint, hyperparameters,
-                                    num_seeds, model_dir)
+                                    num_seeds, model_dir,
+                                    init_tower=init_tower)
     all_results[task_name] = summary
     files.write_json(results_path, all_results)
     logging.info("%s median over %d seed(s): %s", task_name, num_seeds,
@@ -310,7 +326,8 @@ def main(argv):
         flags.FLAGS.model_dir, flags.FLAGS.vocab_file, flags.FLAGS.lower_case,
         flags.FLAGS.num_seeds,
         squad_files=(flags.FLAGS.train_file, flags.FLAGS.predict_file,
-                     flags.FLAGS.train_articles, flags.FLAGS.predict_articles))
+                     flags.FLAGS.train_articles, flags.FLAGS.predict_articles),
+        init_tower=flags.FLAGS.init_tower)
   except errors.UserError as error:
     command_line.exit_with_error(error, flags.FLAGS.verbose)
   except preemption.Preempted as preempted:

@@ -60,6 +60,7 @@ from official_electra.finetuning import outputs
 from official_electra.finetuning import tasks as tasks_lib
 from official_electra.finetuning import trainer
 from official_electra.modeling import checkpoints
+from official_electra.modeling import objectives
 from official_electra.modeling import pretrained
 from official_electra.tokenization import wordpiece_tokenizer
 from official_electra.training import pretraining_run
@@ -71,6 +72,7 @@ SELECTION_PROBE_DIR = "selection_probe"
 TASK_TEXT_FILE = "task_text.txt"
 PRETRAINING_METRICS_FILE = "pretraining_metrics.json"
 RANDOM_INIT = study_report.RANDOM_INIT
+DISCRIMINATOR, GENERATOR = pretrained.TOWERS
 # Pretraining metrics at a kept step: the mean of this many last log records.
 _METRIC_RECORDS = 10
 
@@ -103,6 +105,9 @@ class StudySettings:
       sentences of the scored tasks (labels dropped; never dev or test) are
       written this many times to `task_text.txt` and added to the corpus of
       the vocabulary and the records (`task_text`).
+    finetune_generators: also fine-tune the generator tower of every kept
+      checkpoint that has one (at its own size), as variant
+      `<variant>_generator` (issue 44: the generator as an encoder).
   """
   encoder: object
   pretraining: dict
@@ -121,6 +126,7 @@ class StudySettings:
   linear_probe: bool = True
   task_text_copies: int = 0
   selection_probe: bool = False
+  finetune_generators: bool = False
 
 
 def prepare_data(corpus, output_dir, settings, vocab_file=None, log=print):
@@ -399,19 +405,27 @@ def run_study(output_dir: str, corpus: str, glue_dir: str,
   finetune_dir = os.path.join(output_dir, "finetune")
   encoder_ids = [RANDOM_INIT] + [f"{plan.name}_step_{step}" for plan in plans
                                  for step in plan.checkpoint_steps]
+  if settings.finetune_generators:
+    encoder_ids += [f"{plan.name}_{GENERATOR}_step_{step}" for plan in plans
+                    if _has_generator(plan)
+                    for step in plan.checkpoint_steps]
   pretraining_left = sum(
       _pretraining_flops_left(plan, os.path.join(pretrain_root, plan.name))
       for plan in plans)
   progress = _Progress(pretraining_left, _finetuning_runs_left(
       finetune_dir, encoder_ids, task_names, settings.num_seeds), log)
 
-  encoders = [(RANDOM_INIT, None, 0, 0.0, None)]
+  # (variant, kept_dir, step, train FLOPs, plan, tower fine-tuned)
+  encoders = [(RANDOM_INIT, None, 0, 0.0, None, DISCRIMINATOR)]
   for plan in plans:
     model_dir = os.path.join(pretrain_root, plan.name)
     for step, kept_dir in _pretrain(plan, model_dir, data_dir, vocab_file,
                                     encoder, strategy, progress):
       encoders.append((plan.name, kept_dir, step, plan.train_flops_at(step),
-                       plan))
+                       plan, DISCRIMINATOR))
+      if settings.finetune_generators and _has_generator(plan):
+        encoders.append((f"{plan.name}_{GENERATOR}", kept_dir, step,
+                         plan.train_flops_at(step), plan, GENERATOR))
   # The whole budget first: the comparison the study is for is there soonest.
   encoders.sort(key=lambda encoder: (encoder[1] is not None,
                                      -encoder[2] / encoder[4].num_train_steps
@@ -420,12 +434,12 @@ def run_study(output_dir: str, corpus: str, glue_dir: str,
       vocab_file, lower_case=settings.lower_case)
   runs = []
   # No seeds: a sweep that only pretrains and probes.
-  for variant, kept_dir, step, train_flops, plan in (
+  for variant, kept_dir, step, train_flops, plan, tower in (
       encoders if settings.num_seeds else []):
     encoder_id = (RANDOM_INIT if kept_dir is None
                   else f"{variant}_step_{step}")
     encoder_config = (encoder if kept_dir is None else
-                      checkpoints.recorded_encoder_config(kept_dir))
+                      checkpoints.recorded_encoder_config(kept_dir, tower))
     pretraining_metrics = {} if kept_dir is None else files.read_json(
         os.path.join(kept_dir, PRETRAINING_METRICS_FILE))
     for task_name in task_names:
@@ -436,7 +450,8 @@ def run_study(output_dir: str, corpus: str, glue_dir: str,
           glue_family.GlueFamily(task_name, glue_dir), tokenizer,
           encoder_config, kept_dir,
           settings.finetuning, settings.num_seeds,
-          os.path.join(finetune_dir, encoder_id), with_test=False)
+          os.path.join(finetune_dir, encoder_id), with_test=False,
+          init_tower=tower)
       runs.extend(_task_runs(summary, variant, plan, step, train_flops,
                              pretraining_metrics,
                              _budget_fraction(plan, step, settings)))
@@ -513,7 +528,7 @@ def _probe(encoders, random_encoder, task_names, measure, probe_dir, log):
   """`measure(network, task_name)` of every encoder on every task, each
   cached in `probe_dir/<encoder>/<TASK>.json`; one row per feature."""
   rows = []
-  for variant, kept_dir, step, train_flops, _ in encoders:
+  for variant, kept_dir, step, train_flops, _, tower in encoders:
     encoder_id = (RANDOM_INIT if kept_dir is None
                   else f"{variant}_step_{step}")
     network = None
@@ -523,7 +538,7 @@ def _probe(encoders, random_encoder, task_names, measure, probe_dir, log):
         task_metrics = files.read_json(path)
       else:
         if network is None:
-          network = _frozen_encoder(random_encoder, kept_dir)
+          network = _frozen_encoder(random_encoder, kept_dir, tower)
         task_metrics = measure(network, task_name)
         files.write_json(path, task_metrics)
       score_key = tasks_lib.get_task(task_name).score_key
@@ -539,12 +554,20 @@ def _probe(encoders, random_encoder, task_names, measure, probe_dir, log):
   return rows
 
 
-def _frozen_encoder(random_encoder, kept_dir):
-  """The kept checkpoint's discriminator, or a random one (seed 0)."""
+def _frozen_encoder(random_encoder, kept_dir, tower=DISCRIMINATOR):
+  """The kept checkpoint's tower, or a random encoder (seed 0)."""
   if kept_dir is None:
     tf_keras.utils.set_random_seed(0)
     return trainer.build_encoder(random_encoder)
-  return pretrained.load_encoder(kept_dir)
+  return pretrained.load_encoder(kept_dir, tower=tower)
+
+
+def _has_generator(plan):  # pylint: disable=unused-argument
+  """Whether the plan's variant trains a generator network."""
+  settings = plan.settings
+  return objectives.get(settings["objective"]).has_generator_network(
+      settings.get("uniform_generator", False),
+      settings.get("unigram_generator", False))
 
 
 def _budget_fraction(plan, step, settings):

@@ -120,13 +120,16 @@ class FinetuneHyperparameters:
 
 
 def build_encoder(encoder_config: encoder_config_lib.EncoderConfig,
-                  init_checkpoint: Optional[str] = None):
-  """A built `ElectraEncoder` of `encoder_config`, restored from
-  `init_checkpoint` if given (`pretrained.load_encoder`, the loader of the
-  Python API's `official_electra.load_encoder`)."""
+                  init_checkpoint: Optional[str] = None,
+                  tower: str = "discriminator"):
+  """A built `ElectraEncoder` of `encoder_config`, restored from `tower`
+  (`discriminator` or `generator`) of `init_checkpoint` if given
+  (`pretrained.load_encoder`, the loader of the Python API's
+  `official_electra.load_encoder`)."""
   if init_checkpoint:
-    encoder = pretrained.load_encoder(init_checkpoint, config=encoder_config)
-    logging.info("restored the discriminator from %s", init_checkpoint)
+    encoder = pretrained.load_encoder(init_checkpoint, tower=tower,
+                                      config=encoder_config)
+    logging.info("restored the %s from %s", tower, init_checkpoint)
     return encoder
   encoder = encoder_config_lib.build_encoder(encoder_config)
   encoder({key: tf.zeros([1, 2], tf.int32) for key in
@@ -196,8 +199,12 @@ def _train(model, family, encoded, hyperparameters, seed, run_dir,
 def finetune_seed(family: task_family.TaskFamily,
                   encoded: task_family.EncodedTask, encoder_config,
                   init_checkpoint, hyperparameters: FinetuneHyperparameters,
-                  tokenizer, seed: int, run_dir: str) -> dict:
+                  tokenizer, seed: int, run_dir: str,
+                  init_tower: str = "discriminator") -> dict:
   """Fine-tunes once and writes `run_dir` (see the module docstring).
+
+  `init_tower`: the tower of `init_checkpoint` fine-tuned (`discriminator`,
+  or an ELECTRA run's `generator`, at its own size).
 
   Resumes from `run_dir`'s latest training checkpoint if there is one (the
   same result as an uninterrupted run).
@@ -212,8 +219,9 @@ def finetune_seed(family: task_family.TaskFamily,
   tf_keras.utils.set_random_seed(seed)
   # Dropout draws from tf.random.Generators, whose state checkpoints hold.
   tf_keras.backend.experimental.enable_tf_random_generator()
-  model = family.build_model(build_encoder(encoder_config, init_checkpoint),
-                             hyperparameters)
+  model = family.build_model(
+      build_encoder(encoder_config, init_checkpoint, init_tower),
+      hyperparameters)
   num_epochs = hyperparameters.num_train_epochs or family.num_train_epochs
   steps_per_epoch = encoded.num_train_examples // hyperparameters.batch_size
   family.compile_model(
@@ -246,11 +254,12 @@ def finetune_seed(family: task_family.TaskFamily,
 def finetune_task(family: task_family.TaskFamily, tokenizer, encoder_config,
                   init_checkpoint: Optional[str],
                   hyperparameters: FinetuneHyperparameters, num_seeds: int,
-                  model_dir: str, with_test: bool = True) -> dict:
+                  model_dir: str, with_test: bool = True,
+                  init_tower: str = "discriminator") -> dict:
   """Fine-tunes `num_seeds` times on one task and summarises the seeds.
 
   `with_test=False` skips the test splits (no submission files), for studies
-  that read the dev scores only.
+  that read the dev scores only. `init_tower`: see `finetune_seed`.
 
   A seed whose `eval_results.json` already exists is not rerun; an
   interrupted seed resumes from its latest training checkpoint. The
@@ -276,7 +285,7 @@ def finetune_task(family: task_family.TaskFamily, tokenizer, encoder_config,
       encoded = family.encode(tokenizer, hyperparameters, with_test)
     seed_metrics[seed] = finetune_seed(family, encoded, encoder_config,
                                        init_checkpoint, hyperparameters,
-                                       tokenizer, seed, run_dir)
+                                       tokenizer, seed, run_dir, init_tower)
   summary = outputs.summarize_seeds(seed_metrics, family.score_key)
   summary["task"] = family.name
   files.write_json(os.path.join(task_dir, outputs.EVAL_RESULTS_FILE), summary)

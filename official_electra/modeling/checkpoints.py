@@ -100,6 +100,8 @@ def restore_discriminator(encoder, path):
   Args:
     encoder: A built `ElectraEncoder` of the same architecture.
     path: A model directory or a checkpoint prefix.
+    tower: `discriminator` (the network kept after pretraining) or
+      `generator`.
 
   Returns:
     The checkpoint prefix that was read.
@@ -130,8 +132,8 @@ def restore_discriminator(encoder, path):
   return prefix
 
 
-def recorded_encoder_config(path):
-  """The discriminator's `EncoderConfig` recorded beside a checkpoint, or None.
+def recorded_encoder_config(path, tower="discriminator"):
+  """A tower's `EncoderConfig` recorded beside a checkpoint, or None.
 
   Reads the folder's model config (`model_config.read_model_config`).
 
@@ -139,15 +141,15 @@ def recorded_encoder_config(path):
     path: A model directory or a checkpoint prefix.
 
   Returns:
-    An `EncoderConfig`, or None when the folder records none (or only a
-    generator).
+    An `EncoderConfig`, or None when the folder records none (or not that
+    tower).
 
   Raises:
     ModelConfigError (a `CheckpointError`): when the recorded file is
       unreadable.
   """
   recorded = model_config_lib.read_model_config(path)
-  return None if recorded is None else recorded.model.discriminator
+  return None if recorded is None else getattr(recorded.model, tower)
 
 
 def encoder_config_differences(recorded, bindings):

@@ -448,3 +448,32 @@ def test_pretrained_from_a_folder_that_is_no_study(study_inputs, tmp_path):
   assert lines[-1].startswith(
       f"error: {tmp_path}: no vocab.txt, so not a study's output_dir")
   assert "Traceback" not in completed.stderr
+
+
+def test_the_study_fine_tunes_electras_generator_beside_its_discriminator(
+    finished_study, study_inputs, tmp_path):
+  # Issue 44: the generator tower as an encoder, a variant of its own.
+  output_dir = tmp_path / "generators"
+  completed = _run_from(finished_study[0], study_inputs, output_dir,
+                        "--gin_bindings=study_finetuning.num_train_epochs=1",
+                        "--gin_bindings=efficiency_study.linear_probe=False",
+                        "--gin_bindings=efficiency_study.finetune_generators="
+                        "True")
+  assert completed.returncode == 0, completed.stderr[-3000:]
+  results = json.loads((output_dir / "results.json").read_text())
+  variants = {(run["variant"], run["step"]) for run in results["runs"]}
+  electra_steps = {step for variant, step in variants if variant == "electra"}
+  # MLM has no generator network: no mlm_generator row.
+  assert {step for variant, step in variants
+          if variant == "electra_generator"} == electra_steps
+  assert not any(variant == "mlm_generator" for variant, _ in variants)
+  generator_run = next(
+      output_dir.glob("finetune/electra_generator_step_*/SST-2/seed_0"))
+  config = json.loads((generator_run / "model_config.json").read_text())
+  # The study's tiny encoder is 32 wide, its generator half of it.
+  assert config["model"]["discriminator"]["hidden_size"] == 16
+  paired = {(row["a"], row["b"]) for row in results["paired"]}
+  assert ("electra_generator", "random_init") in paired
+  assert ("electra", "electra_generator") in paired or (
+      "electra_generator", "electra") in paired
+  assert "electra_generator" in (output_dir / "results.md").read_text()
