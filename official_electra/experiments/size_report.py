@@ -1,0 +1,174 @@
+"""ELECTRA's gain against model size, from one efficiency study per size.
+
+  python -m official_electra.experiments.size_report \
+      --studies=runs/size_64,runs/size_128,runs/size_256 \
+      --output_dir=docs/experiments/size_gain [--a=electra --b=mlm]
+
+Each study (`python -m official_electra.efficiency_study`, the same tasks,
+seeds and fine-tuning, its own `study_encoder.*` size) has compared the
+variants at equal FLOPs with paired seeds (`paired_comparison`). This report
+takes, at each study's whole budget, the paired difference A - B and each
+of A and B minus random init (mean over tasks of each seed's difference,
+its 95% bootstrap interval and the sign test), and draws them against the
+encoder's parameter count: the paper's worry (Figure 4) is that ELECTRA's
+lead over MLM shrinks as models grow. Writes `size_gain.json`, `size_gain.md`
+and `size_gain.png` in `--output_dir`.
+"""
+
+import os
+
+from absl import app
+from absl import flags
+import tensorflow as tf
+
+from official_electra import command_line
+from official_electra import errors
+from official_electra import files
+from official_electra.experiments import paired_comparison
+from official_electra.experiments import study_report
+from official_electra.experiments import training_curves
+from official_electra.modeling import encoder_config as encoder_config_lib
+
+RESULTS_FILE = "size_gain.json"
+TABLE_FILE = "size_gain.md"
+FIGURE_FILE = "size_gain.png"
+RANDOM_INIT = paired_comparison.RANDOM_INIT
+
+flags.DEFINE_list("studies", None, "Output folders of efficiency studies, one "
+                  "per encoder size.")
+flags.DEFINE_string("output_dir", None, "Folder for the report.")
+flags.DEFINE_string("a", "electra", "The variant whose gain is measured.")
+flags.DEFINE_string("b", "mlm", "The variant it is measured against.")
+flags.DEFINE_bool("verbose", False, "Show tracebacks of errors.")
+
+
+class SizeReportError(errors.UserError):
+  """A study folder the report cannot use; says the fix."""
+
+
+def encoder_parameters(encoder):
+  """Parameters of an encoder described by a study's `encoder` dict."""
+  config = encoder_config_lib.EncoderConfig.from_dict(encoder)
+  network = encoder_config_lib.build_encoder(config)
+  network({key: tf.zeros([1, 2], tf.int32) for key in
+           ("input_word_ids", "input_mask", "input_type_ids")})
+  return int(sum(variable.shape.num_elements()
+                 for variable in network.trainable_variables))
+
+
+def paired_row(results, a, b, path):
+  """The comparison A - B at the study's largest kept fraction (a row of
+  `paired_comparison.paired_comparisons`, its sign flipped when the study
+  compared B - A)."""
+  rows = [row for row in results["paired"] if {row["a"], row["b"]} == {a, b}]
+  if not rows:
+    raise SizeReportError(
+        f"{path}: no paired comparison of {a} and {b}; run the study with "
+        f"--variants naming both (and {RANDOM_INIT} is always there)")
+  row = max(rows, key=lambda candidate: candidate["fraction"])
+  if row["a"] == a:
+    return row
+  low, high = row["bootstrap_95"]
+  return dict(row, a=a, b=b, a_step=row["b_step"], b_step=row["a_step"],
+              mean_difference=-row["mean_difference"],
+              per_seed_mean_difference=[
+                  -value for value in row["per_seed_mean_difference"]],
+              bootstrap_95=[-high, -low], wins=row["losses"],
+              losses=row["wins"])
+
+
+def size_rows(studies, a, b):
+  """One row per study: its encoder, parameters and the three comparisons."""
+  rows = []
+  for study in studies:
+    path = os.path.join(study, study_report.RESULTS_FILE)
+    if not files.exists(path):
+      raise SizeReportError(
+          f"{path}: no such file; pass the output folders of finished "
+          "efficiency studies (python -m official_electra.efficiency_study)")
+    results = files.read_json(path)
+    comparisons = {}
+    for name, (first, second) in {f"{a}-{b}": (a, b),
+                                  f"{a}-{RANDOM_INIT}": (a, RANDOM_INIT),
+                                  f"{b}-{RANDOM_INIT}": (b, RANDOM_INIT)
+                                  }.items():
+      row = paired_row(results, first, second, path)
+      comparisons[name] = {
+          key: row[key] for key in ("mean_difference", "bootstrap_95", "wins",
+                                    "losses", "ties", "sign_test_p",
+                                    "fraction", "train_flops")}
+    rows.append({"study": study, "encoder": results["encoder"],
+                 "parameters": encoder_parameters(results["encoder"]),
+                 "tasks": results["tasks"], "num_seeds": results["num_seeds"],
+                 "comparisons": comparisons})
+  return sorted(rows, key=lambda row: row["parameters"])
+
+
+def format_table(rows):
+  """The rows as a markdown table (differences x 100)."""
+  names = list(rows[0]["comparisons"])
+  lines = ["Paired differences at each study's whole budget (x 100, mean over "
+           "tasks of each seed's difference, 95% bootstrap interval, sign "
+           "test p):", "",
+           "| encoder (hidden x layers) | parameters | training FLOPs | "
+           + " | ".join(names) + " |",
+           "|---|---|---|" + "---|" * len(names)]
+  for row in rows:
+    cells = []
+    for name in names:
+      comparison = row["comparisons"][name]
+      low, high = comparison["bootstrap_95"]
+      cells.append(f"{100 * comparison['mean_difference']:+.1f} "
+                   f"[{100 * low:+.1f}, {100 * high:+.1f}], "
+                   f"p {comparison['sign_test_p']:.3f}")
+    encoder = row["encoder"]
+    flops = row["comparisons"][names[0]]["train_flops"]
+    lines.append(f"| {encoder['hidden_size']} x {encoder['num_layers']} | "
+                 f"{row['parameters']:,} | {flops:.3g} | "
+                 + " | ".join(cells) + " |")
+  return "\n".join(lines)
+
+
+def plot(rows):
+  """PNG bytes of each comparison against the encoder's parameters."""
+  pyplot = training_curves.pyplot()
+  figure, axes = pyplot.subplots(figsize=(6.4, 4.2), dpi=100)
+  for name in rows[0]["comparisons"]:
+    sizes = [row["parameters"] for row in rows]
+    means = [100 * row["comparisons"][name]["mean_difference"] for row in rows]
+    errors_below = [mean - 100 * row["comparisons"][name]["bootstrap_95"][0]
+                    for mean, row in zip(means, rows)]
+    errors_above = [100 * row["comparisons"][name]["bootstrap_95"][1] - mean
+                    for mean, row in zip(means, rows)]
+    axes.errorbar(sizes, means, yerr=[errors_below, errors_above],
+                  marker="o", capsize=3, label=name)
+  axes.axhline(0.0, color="black", linewidth=0.8)
+  axes.set_xscale("log")
+  axes.set_xlabel("encoder parameters")
+  axes.set_ylabel("paired difference x 100 (mean over tasks)")
+  axes.set_title("Gain against model size (95% bootstrap intervals)")
+  axes.grid(alpha=0.3)
+  axes.legend()
+  return training_curves.figure_png(figure)
+
+
+def write_report(output_dir, rows):
+  files.write_json(os.path.join(output_dir, RESULTS_FILE), {"sizes": rows})
+  files.write_text(os.path.join(output_dir, TABLE_FILE), format_table(rows))
+  training_curves.write_png(os.path.join(output_dir, FIGURE_FILE), plot(rows))
+
+
+def main(argv):
+  del argv
+  try:
+    rows = size_rows(flags.FLAGS.studies, flags.FLAGS.a, flags.FLAGS.b)
+    files.makedirs(flags.FLAGS.output_dir)
+    write_report(flags.FLAGS.output_dir, rows)
+  except errors.UserError as error:
+    command_line.exit_with_error(error, flags.FLAGS.verbose)
+  print(format_table(rows))
+
+
+if __name__ == "__main__":
+  flags.mark_flags_as_required(["studies", "output_dir"])
+  app.run(main)

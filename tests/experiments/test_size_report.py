@@ -1,0 +1,95 @@
+"""The size report: ELECTRA - MLM and each against random init, per size."""
+
+import dataclasses
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from official_electra import files
+from official_electra.experiments import paired_comparison
+from official_electra.experiments import size_report
+from official_electra.modeling import encoder_config
+from tests.training import tiny_pretraining
+
+TASKS = ("SST-2", "MRPC")
+
+
+def _study(folder, hidden_size, gap, variant_order):
+  """A finished study's results.json whose ELECTRA beats MLM by `gap` on
+  every seed and task (plus noise shared by the pair), MLM random init by
+  0.02."""
+  rng = np.random.default_rng(hidden_size)
+  runs = []
+  for seed in range(5):
+    for task in TASKS:
+      shared = float(rng.normal(0.0, 0.05))
+      scores = {"random_init": 0.5 + shared, "mlm": 0.52 + shared,
+                "electra": 0.52 + gap + shared}
+      for variant in variant_order:
+        runs.append({"variant": variant, "step": 0 if variant ==
+                     "random_init" else 100, "fraction": 0.0 if variant ==
+                     "random_init" else 1.0, "budget_fraction": 0.0 if
+                     variant == "random_init" else 1.0,
+                     "train_flops": 0.0 if variant == "random_init" else 1e12,
+                     "task": task, "seed": seed, "score": scores[variant]})
+  encoder = encoder_config.EncoderConfig(
+      vocab_size=100, embedding_size=16, hidden_size=hidden_size,
+      num_layers=2, num_attention_heads=2, intermediate_size=4 * hidden_size,
+      max_position_embeddings=32)
+  files.makedirs(str(folder))
+  files.write_json(str(folder / "results.json"), {
+      "tasks": list(TASKS), "num_seeds": 5,
+      "encoder": dataclasses.asdict(encoder),
+      "paired": paired_comparison.paired_comparisons(runs, list(TASKS))})
+  return folder
+
+
+def test_the_gap_per_size_with_its_interval_whichever_order_the_study_used(
+    tmp_path):
+  small = _study(tmp_path / "small", 32, 0.06,
+                 ("random_init", "electra", "mlm"))
+  # This study compared MLM - ELECTRA: the report flips it.
+  large = _study(tmp_path / "large", 64, 0.01,
+                 ("random_init", "mlm", "electra"))
+  rows = size_report.size_rows([str(large), str(small)], "electra", "mlm")
+  assert [row["study"] for row in rows] == [str(small), str(large)]
+  assert rows[0]["parameters"] < rows[1]["parameters"]
+  for row, gap in zip(rows, (0.06, 0.01)):
+    comparison = row["comparisons"]["electra-mlm"]
+    assert comparison["mean_difference"] == pytest.approx(gap)
+    low, high = comparison["bootstrap_95"]
+    assert low - 1e-9 <= gap <= high + 1e-9
+    assert comparison["wins"] == 10 and comparison["losses"] == 0
+    assert row["comparisons"]["mlm-random_init"]["mean_difference"] == (
+        pytest.approx(0.02))
+    assert row["comparisons"]["electra-random_init"]["mean_difference"] == (
+        pytest.approx(0.02 + gap))
+  table = size_report.format_table(rows)
+  assert "+6.0" in table and "+1.0" in table
+
+  output_dir = tmp_path / "report"
+  completed = subprocess.run(
+      [sys.executable, "-m", "official_electra.experiments.size_report",
+       f"--studies={small},{large}", f"--output_dir={output_dir}"],
+      capture_output=True, text=True, cwd=tiny_pretraining.REPO_ROOT,
+      check=False)
+  assert completed.returncode == 0, completed.stderr[-2000:]
+  written = json.loads((output_dir / size_report.RESULTS_FILE).read_text())
+  assert len(written["sizes"]) == 2
+  assert (output_dir / size_report.FIGURE_FILE).read_bytes()[:4] == (
+      b"\x89PNG")
+  assert (output_dir / size_report.TABLE_FILE).read_text() == table
+
+
+def test_a_study_without_the_pair_or_results_is_one_line(tmp_path):
+  study = _study(tmp_path / "study", 32, 0.01, ("random_init", "electra",
+                                                "mlm"))
+  with pytest.raises(size_report.SizeReportError,
+                     match="no paired comparison of electra and "
+                           "electra_spans"):
+    size_report.size_rows([str(study)], "electra", "electra_spans")
+  with pytest.raises(size_report.SizeReportError, match="no such file"):
+    size_report.size_rows([str(tmp_path / "missing")], "electra", "mlm")
