@@ -197,8 +197,18 @@ class SpanMasking(tf_keras.layers.Layer):
       return (index + 1, tf.where(span, index, word_span),
               used + tf.reduce_sum(tf.where(span, words.tokens, 0), axis=-1))
 
+    # Stops early once every row is full (a full row takes no more spans):
+    # the same spans, fewer steps.
+    reachable = tf.minimum(
+        budget, tf.reduce_sum(tf.cast(words.candidates, tf.int32), axis=-1))
+
+    def more_to_mask(index, word_span, used):
+      del word_span
+      return tf.logical_and(index < num_tries,
+                            tf.reduce_any(used < reachable))
+
     _, word_span, _ = tf.while_loop(
-        lambda index, *_: index < num_tries, try_span,
+        more_to_mask, try_span,
         (tf.constant(0), tf.fill([batch_size, seq_len], -1),
          tf.zeros([batch_size], tf.int32)))
     token_span = tf.gather(word_span, tf.maximum(words.index, 0),
