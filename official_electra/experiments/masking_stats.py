@@ -25,12 +25,17 @@ from official_electra.modeling.layers import span_masking
 from official_electra.tokenization import vocabulary as vocabulary_lib
 
 FLAGS = flags.FLAGS
-flags.DEFINE_string("train_data", None, "TFRecord dataset directory or glob.")
-flags.DEFINE_string("vocab_file", None, "The dataset's vocabulary.")
-flags.DEFINE_integer("max_seq_length", 128, "The records' length.")
-flags.DEFINE_float("mask_prob", 0.15, "Fraction of the tokens masked.")
-flags.DEFINE_integer("batches", 20, "Batches of 64 sequences measured.")
-flags.DEFINE_bool("verbose", False, "Show tracebacks of errors.")
+
+
+def _define_flags():
+  """The command's flags (defined only when it runs, so tests can import
+  the module beside other programs)."""
+  flags.DEFINE_string("train_data", None, "TFRecord dataset directory or glob.")
+  flags.DEFINE_string("vocab_file", None, "The dataset's vocabulary.")
+  flags.DEFINE_integer("max_seq_length", 128, "The records' length.")
+  flags.DEFINE_float("mask_prob", 0.15, "Fraction of the tokens masked.")
+  flags.DEFINE_integer("batches", 20, "Batches of 64 sequences measured.")
+  flags.DEFINE_bool("verbose", False, "Show tracebacks of errors.")
 
 
 def masking_layers(vocabulary, max_seq_length, mask_prob):
@@ -165,5 +170,6 @@ def main(argv):
 
 
 if __name__ == "__main__":
+  _define_flags()
   flags.mark_flags_as_required(["train_data", "vocab_file"])
   app.run(main)

@@ -34,12 +34,16 @@ TABLE_FILE = "size_gain.md"
 FIGURE_FILE = "size_gain.png"
 RANDOM_INIT = paired_comparison.RANDOM_INIT
 
-flags.DEFINE_list("studies", None, "Output folders of efficiency studies, one "
-                  "per encoder size.")
-flags.DEFINE_string("output_dir", None, "Folder for the report.")
-flags.DEFINE_string("a", "electra", "The variant whose gain is measured.")
-flags.DEFINE_string("b", "mlm", "The variant it is measured against.")
-flags.DEFINE_bool("verbose", False, "Show tracebacks of errors.")
+
+def _define_flags():
+  """The command's flags (defined only when it runs, so tests can import
+  the module beside other programs)."""
+  flags.DEFINE_list("studies", None, "Output folders of efficiency studies, "
+                    "one per encoder size.")
+  flags.DEFINE_string("output_dir", None, "Folder for the report.")
+  flags.DEFINE_string("a", "electra", "The variant whose gain is measured.")
+  flags.DEFINE_string("b", "mlm", "The variant it is measured against.")
+  flags.DEFINE_bool("verbose", False, "Show tracebacks of errors.")
 
 
 class SizeReportError(errors.UserError):
@@ -170,5 +174,6 @@ def main(argv):
 
 
 if __name__ == "__main__":
+  _define_flags()
   flags.mark_flags_as_required(["studies", "output_dir"])
   app.run(main)
