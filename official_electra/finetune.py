@@ -21,13 +21,14 @@ official_electra/finetuning/recipes.py.
 `--task` is one GLUE task, a comma-separated list, or `all`; or `SQuAD-1.1` or
 `SQuAD-2.0` (alone; settings `squad_hyperparameters.*` and `squad_task.*`,
 default gin file gin/squad/small.gin; the windows are cached under
-`<model_dir>/<task>/features/`). `--init_checkpoint`
-takes a pretraining model_dir or a checkpoint prefix (omit it only to measure a
-randomly initialised encoder); `--init_tower=generator` fine-tunes an ELECTRA
-run's generator instead of its discriminator (at the generator's own size). Writes `<model_dir>/eval_results.json` (every
-metric of every task, per seed and the median), `<model_dir>/submission/` (GLUE
-submission files from each task's median seed), `<model_dir>/<TASK>/seed_<s>/`
-(TensorBoard logs, checkpoint, predictions) and `<model_dir>/operative_config.gin`;
+`<model_dir>/<task>/features/`). `--init_checkpoint` takes a pretraining
+model_dir or a checkpoint prefix (omit it only to measure a randomly
+initialised encoder); `--init_tower=generator` fine-tunes an ELECTRA run's
+generator instead of its discriminator (at the generator's own size).
+Writes `<model_dir>/eval_results.json` (every metric of every task, per seed
+and the median), `<model_dir>/submission/` (GLUE submission files from each
+task's median seed), `<model_dir>/<TASK>/seed_<s>/` (TensorBoard logs,
+checkpoint, predictions) and `<model_dir>/operative_config.gin`;
 for SQuAD `<model_dir>/submission/` holds the median seed's `predictions.json`
 (and `null_odds.json`), the official scripts' input.
 See official_electra/finetuning/README.md.

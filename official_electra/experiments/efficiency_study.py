@@ -42,7 +42,7 @@ import dataclasses
 import os
 import statistics
 import time
-from typing import Callable, Optional, Sequence
+from typing import Callable, NamedTuple, Optional, Sequence
 
 import tensorflow as tf
 import tf_keras
@@ -75,6 +75,23 @@ RANDOM_INIT = study_report.RANDOM_INIT
 DISCRIMINATOR, GENERATOR = pretrained.TOWERS
 # Pretraining metrics at a kept step: the mean of this many last log records.
 _METRIC_RECORDS = 10
+
+
+class _Encoder(NamedTuple):
+  """One encoder the study fine-tunes and probes."""
+  variant: str  # its rows' name: random_init, a plan's, or <plan>_generator
+  kept_dir: Optional[str]  # None for random init
+  step: int
+  train_flops: float
+  plan: Optional[study_plan.PretrainingPlan]
+  tower: str
+
+  @property
+  def id(self) -> str:
+    """Its folder under finetune/ and probe/."""
+    if self.kept_dir is None:
+      return RANDOM_INIT
+    return f"{self.variant}_step_{self.step}"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -285,14 +302,31 @@ def _minutes(seconds):
   return f"{seconds / 60:.1f} min"
 
 
+def _study_encoders(plans, pretrain_root, settings):
+  """Random init, then each plan's kept steps (and generators, when the
+  settings fine-tune them), the whole budget first: the comparison the
+  study is for is there soonest."""
+  encoders = []
+  for plan in plans:
+    model_dir = os.path.join(pretrain_root, plan.name)
+    towers = [(plan.name, DISCRIMINATOR)]
+    if settings.finetune_generators and _has_generator(plan):
+      towers.append((f"{plan.name}_{GENERATOR}", GENERATOR))
+    for step in plan.checkpoint_steps:
+      encoders += [_Encoder(variant, _kept_dir(model_dir, step), step,
+                            plan.train_flops_at(step), plan, tower)
+                   for variant, tower in towers]
+  encoders.sort(key=lambda e: -e.step / e.plan.num_train_steps)
+  return [_Encoder(RANDOM_INIT, None, 0, 0.0, None, DISCRIMINATOR)] + encoders
+
+
 def _pretrain(plan, model_dir, data_dir, vocab_file, encoder, strategy,
               progress):
-  """Runs one variant to each kept step; returns `[(step, kept_dir)]`.
+  """Runs one variant to each kept step (its `_kept_dir`).
 
   Raises:
     preemption.Preempted: on SIGTERM, after pretraining's own checkpoint.
   """
-  kept = []
   for step in plan.checkpoint_steps:
     kept_dir = _kept_dir(model_dir, step)
     if not _is_kept(kept_dir):
@@ -310,8 +344,6 @@ def _pretrain(plan, model_dir, data_dir, vocab_file, encoder, strategy,
                           time.monotonic() - started,
                           f"pretrained {plan.name} to step {step} of "
                           f"{plan.num_train_steps}")
-    kept.append((step, kept_dir))
-  return kept
 
 
 @contextlib.contextmanager
@@ -403,60 +435,42 @@ def run_study(output_dir: str, corpus: str, glue_dir: str,
         f"{plan.settings.get('mixed_precision', 'float32')}, checkpoints at "
         f"steps {', '.join(map(str, plan.checkpoint_steps))}")
   finetune_dir = os.path.join(output_dir, "finetune")
-  encoder_ids = [RANDOM_INIT] + [f"{plan.name}_step_{step}" for plan in plans
-                                 for step in plan.checkpoint_steps]
-  if settings.finetune_generators:
-    encoder_ids += [f"{plan.name}_{GENERATOR}_step_{step}" for plan in plans
-                    if _has_generator(plan)
-                    for step in plan.checkpoint_steps]
+  encoders = _study_encoders(plans, pretrain_root, settings)
   pretraining_left = sum(
       _pretraining_flops_left(plan, os.path.join(pretrain_root, plan.name))
       for plan in plans)
   progress = _Progress(pretraining_left, _finetuning_runs_left(
-      finetune_dir, encoder_ids, task_names, settings.num_seeds), log)
+      finetune_dir, [e.id for e in encoders], task_names,
+      settings.num_seeds), log)
 
-  # (variant, kept_dir, step, train FLOPs, plan, tower fine-tuned)
-  encoders = [(RANDOM_INIT, None, 0, 0.0, None, DISCRIMINATOR)]
   for plan in plans:
-    model_dir = os.path.join(pretrain_root, plan.name)
-    for step, kept_dir in _pretrain(plan, model_dir, data_dir, vocab_file,
-                                    encoder, strategy, progress):
-      encoders.append((plan.name, kept_dir, step, plan.train_flops_at(step),
-                       plan, DISCRIMINATOR))
-      if settings.finetune_generators and _has_generator(plan):
-        encoders.append((f"{plan.name}_{GENERATOR}", kept_dir, step,
-                         plan.train_flops_at(step), plan, GENERATOR))
-  # The whole budget first: the comparison the study is for is there soonest.
-  encoders.sort(key=lambda encoder: (encoder[1] is not None,
-                                     -encoder[2] / encoder[4].num_train_steps
-                                     if encoder[4] else 0.0))
+    _pretrain(plan, os.path.join(pretrain_root, plan.name), data_dir,
+              vocab_file, encoder, strategy, progress)
   tokenizer = wordpiece_tokenizer.WordpieceTokenizer(
       vocab_file, lower_case=settings.lower_case)
   runs = []
   # No seeds: a sweep that only pretrains and probes.
-  for variant, kept_dir, step, train_flops, plan, tower in (
-      encoders if settings.num_seeds else []):
-    encoder_id = (RANDOM_INIT if kept_dir is None
-                  else f"{variant}_step_{step}")
-    encoder_config = (encoder if kept_dir is None else
-                      checkpoints.recorded_encoder_config(kept_dir, tower))
+  for study_encoder in encoders if settings.num_seeds else []:
+    kept_dir = study_encoder.kept_dir
+    encoder_config = (
+        encoder if kept_dir is None else
+        checkpoints.recorded_encoder_config(kept_dir, study_encoder.tower))
     pretraining_metrics = {} if kept_dir is None else files.read_json(
         os.path.join(kept_dir, PRETRAINING_METRICS_FILE))
     for task_name in task_names:
       task_started = time.monotonic()
-      new_runs = _finetuning_runs_left(finetune_dir, [encoder_id],
+      new_runs = _finetuning_runs_left(finetune_dir, [study_encoder.id],
                                        [task_name], settings.num_seeds)
       summary = trainer.finetune_task(
           glue_family.GlueFamily(task_name, glue_dir), tokenizer,
           encoder_config, kept_dir,
           settings.finetuning, settings.num_seeds,
-          os.path.join(finetune_dir, encoder_id), with_test=False,
-          init_tower=tower)
-      runs.extend(_task_runs(summary, variant, plan, step, train_flops,
-                             pretraining_metrics,
-                             _budget_fraction(plan, step, settings)))
+          os.path.join(finetune_dir, study_encoder.id), with_test=False,
+          init_tower=study_encoder.tower)
+      runs.extend(_task_runs(summary, study_encoder, pretraining_metrics,
+                             settings))
       progress.finetuned(new_runs, time.monotonic() - task_started,
-                         f"fine-tuned {encoder_id} on {task_name}: "
+                         f"fine-tuned {study_encoder.id} on {task_name}: "
                          f"{summary['score_key']} median "
                          f"{summary['median'][summary['score_key']]:.4f}")
       results = _results(runs, plans, encoder, settings, task_names,
@@ -528,41 +542,42 @@ def _probe(encoders, random_encoder, task_names, measure, probe_dir, log):
   """`measure(network, task_name)` of every encoder on every task, each
   cached in `probe_dir/<encoder>/<TASK>.json`; one row per feature."""
   rows = []
-  for variant, kept_dir, step, train_flops, _, tower in encoders:
-    encoder_id = (RANDOM_INIT if kept_dir is None
-                  else f"{variant}_step_{step}")
+  for study_encoder in encoders:
     network = None
     for task_name in task_names:
-      path = os.path.join(probe_dir, encoder_id, f"{task_name}.json")
+      path = os.path.join(probe_dir, study_encoder.id, f"{task_name}.json")
       if files.exists(path):
         task_metrics = files.read_json(path)
       else:
         if network is None:
-          network = _frozen_encoder(random_encoder, kept_dir, tower)
+          network = _frozen_encoder(random_encoder, study_encoder)
         task_metrics = measure(network, task_name)
         files.write_json(path, task_metrics)
       score_key = tasks_lib.get_task(task_name).score_key
       for feature, values in task_metrics.items():
-        rows.append({"variant": variant, "step": step,
-                     "train_flops": train_flops, "task": task_name,
+        rows.append({"variant": study_encoder.variant,
+                     "step": study_encoder.step,
+                     "train_flops": study_encoder.train_flops,
+                     "task": task_name,
                      "feature": feature, "metric": score_key,
                      "score": values[score_key]})
-      log(f"[study] probed {encoder_id} on {task_name} "
+      log(f"[study] probed {study_encoder.id} on {task_name} "
           f"({os.path.basename(probe_dir)}): " + ", ".join(
               f"{feature} {values[score_key]:.4f}"
               for feature, values in task_metrics.items()))
   return rows
 
 
-def _frozen_encoder(random_encoder, kept_dir, tower=DISCRIMINATOR):
+def _frozen_encoder(random_encoder, study_encoder):
   """The kept checkpoint's tower, or a random encoder (seed 0)."""
-  if kept_dir is None:
+  if study_encoder.kept_dir is None:
     tf_keras.utils.set_random_seed(0)
     return trainer.build_encoder(random_encoder)
-  return pretrained.load_encoder(kept_dir, tower=tower)
+  return pretrained.load_encoder(study_encoder.kept_dir,
+                                 tower=study_encoder.tower)
 
 
-def _has_generator(plan):  # pylint: disable=unused-argument
+def _has_generator(plan):
   """Whether the plan's variant trains a generator network."""
   settings = plan.settings
   return objectives.get(settings["objective"]).has_generator_network(
@@ -570,24 +585,26 @@ def _has_generator(plan):  # pylint: disable=unused-argument
       settings.get("unigram_generator", False))
 
 
-def _budget_fraction(plan, step, settings):
+def _budget_fraction(study_encoder, settings):
   """The kept checkpoint's fraction of the budget as the settings name it
   (the same for every variant, where `step / num_train_steps` is not)."""
+  plan = study_encoder.plan
   if plan is None:
     return 0.0
-  return settings.checkpoint_fractions[plan.checkpoint_steps.index(step)]
+  return settings.checkpoint_fractions[
+      plan.checkpoint_steps.index(study_encoder.step)]
 
 
-def _task_runs(summary, variant, plan, step, train_flops, pretraining_metrics,
-               budget_fraction):
+def _task_runs(summary, study_encoder, pretraining_metrics, settings):
   """One row of `results.json` per seed of a fine-tuned task."""
+  plan, step = study_encoder.plan, study_encoder.step
   return [{
-      "variant": variant,
+      "variant": study_encoder.variant,
       "objective": plan.settings["objective"] if plan else None,
       "step": step,
       "fraction": step / plan.num_train_steps if plan else 0.0,
-      "budget_fraction": budget_fraction,
-      "train_flops": train_flops,
+      "budget_fraction": _budget_fraction(study_encoder, settings),
+      "train_flops": study_encoder.train_flops,
       "task": summary["task"],
       "seed": int(seed),
       "metric": summary["score_key"],

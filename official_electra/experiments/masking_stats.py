@@ -23,6 +23,7 @@ from official_electra.data import pretraining_dataloader
 from official_electra.modeling.layers import dynamic_masking
 from official_electra.modeling.layers import span_masking
 from official_electra.tokenization import vocabulary as vocabulary_lib
+from official_electra.training import architecture
 
 FLAGS = flags.FLAGS
 
@@ -43,8 +44,7 @@ def masking_layers(vocabulary, max_seq_length, mask_prob):
   special = vocabulary.special_token_ids()
   common = dict(
       mask_token_id=special["[MASK]"],
-      excluded_token_ids=[special[token] for token in
-                          ("[PAD]", "[CLS]", "[SEP]", "[MASK]")],
+      excluded_token_ids=architecture.never_masked_token_ids(special),
       max_predictions_per_seq=dynamic_masking.max_predictions_per_seq(
           max_seq_length, mask_prob),
       mask_prob=mask_prob)
@@ -73,16 +73,18 @@ def span_statistics(ids, token_span, continuation):
   return np.mean(words), np.mean(tokens), max(words)
 
 
-def measure(dataset, layers, continuation, mask_prob, num_slots):
-  """`{scheme: statistics}` over the batches of `dataset`."""
+def measure(dataset, layers, continuation):
+  """`{scheme: statistics}` over the batches of `dataset`; the budget is
+  that of `layers["tokens"]` (every scheme's)."""
   totals = {scheme: {"masked": 0, "mask_token": 0, "met": 0, "words": [],
                      "tokens": [], "longest": 0} for scheme in layers}
   real = rows = 0
   for step, batch in enumerate(dataset):
     ids, input_mask = batch["input_word_ids"], batch["input_mask"]
     ids_np = ids.numpy()
-    budget = np.clip(np.round(input_mask.numpy().sum(axis=1) * mask_prob), 1,
-                     num_slots)
+    budget = dynamic_masking.tokens_to_mask(
+        input_mask, layers["tokens"].mask_prob,
+        layers["tokens"].max_predictions_per_seq).numpy()
     real += int(input_mask.numpy().sum())
     rows += ids_np.shape[0]
     for scheme, layer in layers.items():
@@ -149,9 +151,9 @@ def main(argv):
         repeat=False, shuffle=False).take(FLAGS.batches)
     layers = masking_layers(vocabulary, FLAGS.max_seq_length, FLAGS.mask_prob)
     continuation = set(span_masking.continuation_token_ids(vocabulary.tokens))
-    results = measure(dataset, layers, continuation, FLAGS.mask_prob,
-                      layers["tokens"].max_predictions_per_seq)
-    timings = milliseconds_per_batch(layers, next(iter(dataset)))
+    first_batch = next(iter(dataset))
+    results = measure(dataset, layers, continuation)
+    timings = milliseconds_per_batch(layers, first_batch)
   except errors.UserError as error:
     command_line.exit_with_error(error, FLAGS.verbose)
   print(f"{FLAGS.train_data}: length {FLAGS.max_seq_length}, mask_prob "

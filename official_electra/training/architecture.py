@@ -21,6 +21,8 @@ from official_electra.modeling.models import electra_model
 from official_electra.modeling.models import electra_pretrainer
 
 MODEL_CONFIG_FILE = model_config_lib.MODEL_CONFIG_FILE
+# Never masked: padding, the segment markers and `[MASK]` itself.
+NEVER_MASKED_TOKENS = ("[PAD]", "[CLS]", "[SEP]", "[MASK]")
 
 
 class ArchitectureMismatchError(errors.UserError):
@@ -116,6 +118,12 @@ class PretrainingArchitecture:
                max_seq_length=model.max_seq_length, **recorded.pretraining)
 
 
+def never_masked_token_ids(special_token_ids):
+  """The ids masking never picks (`[PAD] [CLS] [SEP] [MASK]`), from a
+  vocabulary's `special_token_ids()`."""
+  return [special_token_ids[token] for token in NEVER_MASKED_TOKENS]
+
+
 def build_pretrainer(architecture, seed, generator_loss_weight=1.0,
                      discriminator_loss_weight=50.0, temperature=1.0,
                      disallow_correct=False,
@@ -146,8 +154,7 @@ def build_pretrainer(architecture, seed, generator_loss_weight=1.0,
   special = architecture.special_token_ids
   return electra_pretrainer.ElectraPretrainer(
       model=model, mask_token_id=special["[MASK]"],
-      excluded_token_ids=[special[token] for token in
-                          ("[PAD]", "[CLS]", "[SEP]", "[MASK]")],
+      excluded_token_ids=never_masked_token_ids(special),
       max_predictions_per_seq=architecture.max_predictions_per_seq,
       mask_prob=architecture.mask_prob, objective=architecture.objective,
       generator_loss_weight=generator_loss_weight,

@@ -101,8 +101,7 @@ def test_masking_stats_measures_each_scheme_on_a_dataset(pretraining_data):
       tiny_pretraining.SEQ_LENGTH, vocab_size=vocab_size, repeat=False,
       shuffle=False).take(2)
   continuation = set(span_masking.continuation_token_ids(vocab.tokens))
-  results = masking_stats.measure(dataset, layers, continuation, 0.15,
-                                  layers["tokens"].max_predictions_per_seq)
+  results = masking_stats.measure(dataset, layers, continuation)
   for scheme, result in results.items():
     assert 0.10 < result["masked_share"] <= 0.16, scheme
     assert result["budget_met_share"] > 0.9, scheme
