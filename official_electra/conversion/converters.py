@@ -29,7 +29,7 @@ from official_electra.modeling import encoder_config as encoder_config_lib
 from official_electra.modeling import finetuned_checkpoint
 from official_electra.modeling import model_config as model_config_lib
 from official_electra.modeling import span_labeler_checkpoint
-from official_electra.serving import finetuned_export
+from official_electra.serving import finetuned_runs
 from official_electra.tokenization import wordpiece_tokenizer
 
 _SMALL = encoder_config_lib.EncoderConfig()
@@ -205,7 +205,7 @@ def export_hf_question_answering(finetuned_dir, hf_output_dir):
 
   Args:
     finetuned_dir: a SQuAD seed folder, its task folder or the fine-tuning
-      model_dir (`finetuned_export.resolve_finetuned_run`).
+      model_dir (`finetuned_runs.resolve_finetuned_run`).
     hf_output_dir: the new folder (or an empty one).
 
   Returns:
@@ -217,7 +217,7 @@ def export_hf_question_answering(finetuned_dir, hf_output_dir):
     ExportError, FinetunedCheckpointError: not a SQuAD seed folder.
   """
   electra_parts.check_new_output(hf_output_dir)
-  run_dir = finetuned_export.resolve_finetuned_run(finetuned_dir)
+  run_dir = finetuned_runs.resolve_finetuned_run(finetuned_dir)
   description = span_labeler_checkpoint.read_description(run_dir)
   _check_hf_head(run_dir, span_labeler_checkpoint.head_config_of(
       run_dir, description))

@@ -29,13 +29,13 @@ import tensorflow as tf
 from official_electra.data import glue
 from official_electra.modeling import classifier_checkpoint
 from official_electra.modeling import errors
+from official_electra.serving import finetuned_runs
 from official_electra.serving import op_allowlist
 from official_electra.serving import request_length
 from official_electra.tokenization import wordpiece_tokenizer
 
 
-class ExportError(errors.UserError):
-  """The fine-tuned folder or the export folder is unusable."""
+ExportError = finetuned_runs.ExportError
 
 
 @dataclasses.dataclass(frozen=True)
@@ -144,7 +144,7 @@ def export_classifier(finetuned_dir: str, export_dir: str) -> str:
   Args:
     finetuned_dir: a task or seed folder written by `official_electra.finetune`,
       or its `--model_dir` when that holds one task
-      (`finetuned_export.resolve_finetuned_run`).
+      (`finetuned_runs.resolve_finetuned_run`).
     export_dir: the SavedModel folder to create (for TF Serving, a numbered
       version folder such as `models/sst2/1`); it must not exist yet.
 
@@ -155,12 +155,7 @@ def export_classifier(finetuned_dir: str, export_dir: str) -> str:
     ExportError: unusable input, or `export_dir` already exists.
     op_allowlist.UnservableOpsError: the graph needs ops TF Serving lacks.
   """
-  # finetuned_export imports this module (it dispatches to it).
-  from official_electra.serving import finetuned_export  # pylint: disable=g-import-not-at-top
-  if tf.io.gfile.exists(export_dir):
-    raise ExportError(f"{export_dir} already exists; pass a new --export_dir "
-                      "(TF Serving reads numbered version folders)")
-  run_dir = finetuned_export.resolve_finetuned_run(finetuned_dir)
+  run_dir = finetuned_runs.run_to_export(finetuned_dir, export_dir)
   classifier, tokenizer, task, max_seq_length = load_finetuned_run(run_dir)
   module = ClassifierServingModule(classifier, tokenizer, task, max_seq_length)
   op_allowlist.save_servable(module, export_dir)

@@ -56,11 +56,11 @@ import tensorflow as tf
 
 from official_electra.modeling import errors
 from official_electra.modeling import span_labeler_checkpoint
-from official_electra.serving import classifier_export
+from official_electra.serving import finetuned_runs
 from official_electra.serving import op_allowlist
 from official_electra.tokenization import wordpiece_tokenizer
 
-ExportError = classifier_export.ExportError
+ExportError = finetuned_runs.ExportError
 # Windows per context the raw-text signature reads at most.
 MAX_WINDOWS = 32
 # The original's `is_whitespace`: space, tab, CR, LF and U+202F.
@@ -455,7 +455,7 @@ def export_question_answering(finetuned_dir: str, export_dir: str,
 
   Args:
     finetuned_dir: a SQuAD seed folder, its task folder or the fine-tuning
-      `--model_dir` when that holds one task (`finetuned_export`).
+      `--model_dir` when that holds one task (`finetuned_runs`).
     export_dir: the SavedModel folder to create (for TF Serving, a numbered
       version folder such as `models/squad/1`); it must not exist yet.
     max_windows: windows the raw-text signature reads per context.
@@ -467,12 +467,7 @@ def export_question_answering(finetuned_dir: str, export_dir: str,
     ExportError: unusable input (not a SQuAD run), or `export_dir` exists.
     op_allowlist.UnservableOpsError: the graph needs ops TF Serving lacks.
   """
-  # finetuned_export imports this module (it dispatches to it).
-  from official_electra.serving import finetuned_export  # pylint: disable=g-import-not-at-top
-  if tf.io.gfile.exists(export_dir):
-    raise ExportError(f"{export_dir} already exists; pass a new --export_dir "
-                      "(TF Serving reads numbered version folders)")
-  run_dir = finetuned_export.resolve_finetuned_run(finetuned_dir)
+  run_dir = finetuned_runs.run_to_export(finetuned_dir, export_dir)
   span_labeler, tokenizer, served, max_seq_length = load_finetuned_run(run_dir)
   module = QuestionAnsweringServingModule(
       span_labeler, tokenizer, served, max_seq_length, max_windows)
