@@ -203,8 +203,7 @@ def hf_state_to_tf1(state, tf1_name_list, tower, path):
       f"pass an {ARCHITECTURES[tower]} directory saved with save_pretrained:",
       expected - set(state), set(state) - expected - hf_names.IGNORED_HF_NAMES,
       [])
-  return {tf1_name: (state[hf_name].T if transposed else state[hf_name])
-          for tf1_name, (hf_name, transposed) in name_map.items()}
+  return hf_names.from_hf_layout(state, name_map)
 
 
 def write_hf_dir(model, tower, output_dir):
@@ -223,18 +222,22 @@ def write_hf_dir(model, tower, output_dir):
         f"the checkpoint holds no {tower}; it cannot be written as "
         f"{ARCHITECTURES[tower]}")
   weights = tf1_names.read_weights(model)
-  slots = tf1_names.tower_slots(model, tower)
-  state = {}
-  for tf1_name, (hf_name, transposed) in hf_names.hf_name_map(
-      [slot.name for slot in slots], tower).items():
-    value = weights[tf1_name]
-    state[hf_name] = np.ascontiguousarray(value.T if transposed else value)
+  state = hf_names.to_hf_layout(
+      {slot.name: weights[slot.name]
+       for slot in tf1_names.tower_slots(model, tower)}, tower)
+  write_hf_folder(output_dir, state,
+                  hf_config_from_encoder(configs[tower], tower))
+
+
+def write_hf_folder(output_dir, state, hf_config):
+  """`model.safetensors` of `state` and `config.json` of `hf_config`, written
+  to a staging folder and published (`files.publish_folder`: one rename
+  locally; on `gs://`, `config.json` copied last)."""
   staging = files.staging_folder(output_dir)
   try:
     files.write_bytes(os.path.join(staging, SAFETENSORS_FILE),
                       safetensors.numpy.save(state, metadata={"format": "pt"}))
-    files.write_json(os.path.join(staging, CONFIG_FILE),
-                     hf_config_from_encoder(configs[tower], tower))
+    files.write_json(os.path.join(staging, CONFIG_FILE), hf_config)
     files.publish_folder(staging, output_dir, last=CONFIG_FILE)
   except BaseException:
     files.remove_tree(staging)

@@ -12,6 +12,8 @@ the word embeddings).
 
 import re
 
+import numpy as np
+
 # (TF1 prefix, Hugging Face prefix) per tower; the first match wins.
 _PREFIXES = {
     "discriminator": (
@@ -62,3 +64,19 @@ def hf_name_map(tf1_names, tower):
     tower: `discriminator` or `generator`.
   """
   return {name: _hf_name(name, tower) for name in tf1_names}
+
+
+def to_hf_layout(tf1_values, tower):
+  """`{hf_name: array}` of one tower's `{tf1_name: array}`: renamed, kernels
+  transposed, every array contiguous (as safetensors stores it)."""
+  return {hf_name: np.ascontiguousarray(
+              tf1_values[tf1_name].T if transposed else tf1_values[tf1_name])
+          for tf1_name, (hf_name, transposed)
+          in hf_name_map(tf1_values, tower).items()}
+
+
+def from_hf_layout(state, name_map):
+  """`{tf1_name: array}` in TF1 layout of the Hugging Face `state`, for the
+  names of `name_map` (`hf_name_map`'s)."""
+  return {tf1_name: state[hf_name].T if transposed else state[hf_name]
+          for tf1_name, (hf_name, transposed) in name_map.items()}

@@ -14,10 +14,8 @@ the mask is 1 (ours are 1000 lower elsewhere). The folder holds
 import os
 
 import numpy as np
-import safetensors.numpy
 import tensorflow as tf
 
-from official_electra import files
 from official_electra.conversion import electra_parts
 from official_electra.conversion import hf_files
 from official_electra.conversion import hf_names
@@ -66,7 +64,7 @@ def write_hf_question_answering_dir(span_labeler, output_dir):
   """Writes `span_labeler` as a Hugging Face `ElectraForQuestionAnswering`.
 
   `ElectraForQuestionAnswering.from_pretrained(output_dir)` loads it. Written
-  to a staging folder and published (`files.publish_folder`; `config.json`
+  to a staging folder and published (`hf_files.write_hf_folder`; `config.json`
   last).
 
   Args:
@@ -83,13 +81,8 @@ def write_hf_question_answering_dir(span_labeler, output_dir):
   config = encoder_config_lib.EncoderConfig.from_dict(
       {key: value for key, value in encoder.get_config().items()
        if key != "name"})
-  slots = _encoder_slots(encoder)
-  name_map = hf_names.hf_name_map([slot.name for slot in slots],
-                                  "discriminator")
-  state = {}
-  for tf1_name, value in tf1_names.read_slots(slots).items():
-    hf_name, transposed = name_map[tf1_name]
-    state[hf_name] = np.ascontiguousarray(value.T if transposed else value)
+  state = hf_names.to_hf_layout(
+      tf1_names.read_slots(_encoder_slots(encoder)), "discriminator")
   head = span_labeler.span_head
   state[QA_WEIGHT] = np.ascontiguousarray(np.concatenate(
       [head.start_dense.kernel.numpy(), head.end_dense.kernel.numpy()],
@@ -98,15 +91,7 @@ def write_hf_question_answering_dir(span_labeler, output_dir):
                                    head.end_dense.bias.numpy()])
   hf_config = hf_files.hf_config_from_encoder(config, "discriminator")
   hf_config["architectures"] = [ARCHITECTURE]
-  staging = files.staging_folder(output_dir)
-  try:
-    files.write_bytes(os.path.join(staging, hf_files.SAFETENSORS_FILE),
-                      safetensors.numpy.save(state, metadata={"format": "pt"}))
-    files.write_json(os.path.join(staging, hf_files.CONFIG_FILE), hf_config)
-    files.publish_folder(staging, output_dir, last=hf_files.CONFIG_FILE)
-  except BaseException:
-    files.remove_tree(staging)
-    raise
+  hf_files.write_hf_folder(output_dir, state, hf_config)
 
 
 def read_hf_question_answering_dir(hf_dir):
@@ -155,9 +140,7 @@ def read_hf_question_answering_dir(hf_dir):
       [f"{name} {state[name].shape} vs {shape}"
        for name, shape in expected_shapes.items()
        if name in state and tuple(state[name].shape) != shape])
-  tf1_names.assign_slots(slots, {
-      tf1_name: state[hf_name].T if transposed else state[hf_name]
-      for tf1_name, (hf_name, transposed) in name_map.items()})
+  tf1_names.assign_slots(slots, hf_names.from_hf_layout(state, name_map))
   head = span_labeler.span_head
   weight, bias = state[QA_WEIGHT], state[QA_BIAS]
   for dense, row in ((head.start_dense, 0), (head.end_dense, 1)):
