@@ -157,6 +157,24 @@ class SquadFile:
   path: str
   data: Any
   sha256: str
+  # `read_squad_json`'s readings by (is_training, articles).
+  _questions: dict = dataclasses.field(default_factory=dict, init=False,
+                                       repr=False, compare=False)
+
+  def questions(self, is_training: bool, version: Optional[str] = None,
+                articles: Optional[Iterable[int]] = None) -> tuple[list, str]:
+    """`read_squad_json` of this file, read once per `is_training` and
+    `articles`: a later call with `version` None or the file's own version
+    reuses that reading (the question list is shared; do not change it)."""
+    key = (bool(is_training), None if articles is None else tuple(articles))
+    if key not in self._questions:
+      self._questions[key] = read_squad_json(self.data, self.path,
+                                             is_training, None, articles)
+    examples, file_version = self._questions[key]
+    if version is None or version == file_version:
+      return examples, file_version
+    return read_squad_json(self.data, self.path, is_training, version,
+                           articles)
 
 
 def load_squad_file(path) -> SquadFile:

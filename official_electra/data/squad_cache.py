@@ -95,8 +95,7 @@ def load_or_build_features(squad_file: squad.SquadFile, tokenizer, *,
   """
   data_file = squad_file.path
   articles = None if articles is None else tuple(articles)
-  examples, version = squad.read_squad_json(squad_file.data, data_file,
-                                            is_training, version, articles)
+  examples, version = squad_file.questions(is_training, version, articles)
   if max_examples is not None:
     examples = examples[:max_examples]
   if not examples:

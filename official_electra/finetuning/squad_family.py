@@ -172,7 +172,7 @@ class SquadFamily(task_family.TaskFamily):
 
   def check_files(self) -> None:
     """Reads both files (and the selected articles), so that a bad file
-    fails before anything is written; `encode` reuses what it parsed.
+    fails before anything is written; `encode` reuses what it read.
 
     Raises:
       squad.SquadDataError: one line naming the file and the fix.
@@ -180,8 +180,8 @@ class SquadFamily(task_family.TaskFamily):
     for path, is_training, articles in (
         (self.train_file, True, self.train_articles),
         (self.predict_file, False, self.predict_articles)):
-      _, version = squad.read_squad_json(self._squad_file(path).data, path,
-                                         is_training, None, articles)
+      _, version = self._squad_file(path).questions(is_training, None,
+                                                    articles)
       if version != self.version:
         other = next(name for name, value in TASK_NAMES.items()
                      if value == version)

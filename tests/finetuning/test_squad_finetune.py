@@ -180,7 +180,7 @@ def test_the_seed_folder_records_its_head_in_one_model_config(tmp_path):
              for name in reader.get_variable_to_shape_map())
 
 
-def test_each_file_is_parsed_once_per_run(tmp_path):
+def test_each_file_is_parsed_and_read_once_per_run(tmp_path):
   (tmp_path / "train").mkdir()
   (tmp_path / "predict").mkdir()
   train_file = _squad_file(tmp_path / "train", "1.1", num_questions=40)
@@ -195,10 +195,15 @@ def test_each_file_is_parsed_once_per_run(tmp_path):
   hyperparameters = trainer.FinetuneHyperparameters(max_seq_length=32,
                                                     batch_size=16)
   with mock.patch.object(squad, "_parse_json",
-                         wraps=squad._parse_json) as parse:
+                         wraps=squad._parse_json) as parse, \
+       mock.patch.object(squad, "read_squad_json",
+                         wraps=squad.read_squad_json) as read_questions:
     family.check_files()
     encoded = family.encode(tokenizer, hyperparameters, with_test=False)
   assert sorted(call.args[1] for call in parse.call_args_list) == [
+      str(predict_file), str(train_file)]
+  # The questions too: the check's reading is the features'.
+  assert sorted(call.args[1] for call in read_questions.call_args_list) == [
       str(predict_file), str(train_file)]
   assert len(encoded.examples) == 20
   assert sum(len(paragraph["qas"]) for article in encoded.gold
