@@ -78,7 +78,7 @@ def study_settings(pretraining=gin.REQUIRED, budget_flops=gin.REQUIRED,
                    vocab_max_words=build_vocab.DEFAULT_MAX_WORDS,
                    lower_case=True, num_shards=8, linear_probe=True,
                    task_text_copies=0, selection_probe=False,
-                   finetune_generators=False):
+                   finetune_generators=()):
   """The gin root of the study (see `efficiency_study.StudySettings`).
 
   `variants` adds to (or replaces by name) `study_plan.DEFAULT_VARIANTS`.
@@ -94,7 +94,7 @@ def study_settings(pretraining=gin.REQUIRED, budget_flops=gin.REQUIRED,
       vocab_max_words=vocab_max_words, lower_case=lower_case,
       num_shards=num_shards, linear_probe=linear_probe,
       task_text_copies=task_text_copies, selection_probe=selection_probe,
-      finetune_generators=finetune_generators)
+      finetune_generators=tuple(finetune_generators))
 
 
 GinConfigError = command_line.GinConfigError

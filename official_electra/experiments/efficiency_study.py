@@ -122,9 +122,10 @@ class StudySettings:
       sentences of the scored tasks (labels dropped; never dev or test) are
       written this many times to `task_text.txt` and added to the corpus of
       the vocabulary and the records (`task_text`).
-    finetune_generators: also fine-tune the generator tower of every kept
-      checkpoint that has one (at its own size), as variant
-      `<variant>_generator` (issue 44: the generator as an encoder).
+    finetune_generators: names of studied variants whose generator tower is
+      also fine-tuned at every kept checkpoint (at its own size), as variant
+      `<variant>_generator` (issue 44: the generator as an encoder); each
+      must train a generator network.
   """
   encoder: object
   pretraining: dict
@@ -143,7 +144,7 @@ class StudySettings:
   linear_probe: bool = True
   task_text_copies: int = 0
   selection_probe: bool = False
-  finetune_generators: bool = False
+  finetune_generators: Sequence[str] = ()
 
 
 def prepare_data(corpus, output_dir, settings, vocab_file=None, log=print):
@@ -310,7 +311,7 @@ def _study_encoders(plans, pretrain_root, settings):
   for plan in plans:
     model_dir = os.path.join(pretrain_root, plan.name)
     towers = [(plan.name, DISCRIMINATOR)]
-    if settings.finetune_generators and _has_generator(plan):
+    if plan.name in settings.finetune_generators:
       towers.append((f"{plan.name}_{GENERATOR}", GENERATOR))
     for step in plan.checkpoint_steps:
       encoders += [_Encoder(variant, _kept_dir(model_dir, step), step,
@@ -318,6 +319,27 @@ def _study_encoders(plans, pretrain_root, settings):
                    for variant, tower in towers]
   encoders.sort(key=lambda e: -e.step / e.plan.num_train_steps)
   return [_Encoder(RANDOM_INIT, None, 0, 0.0, None, DISCRIMINATOR)] + encoders
+
+
+def _check_generator_variants(plans, names):
+  """Every name in `finetune_generators` is a studied variant with a
+  generator network.
+
+  Raises:
+    StudyConfigError: naming the first that is not.
+  """
+  by_name = {plan.name: plan for plan in plans}
+  for name in names:
+    if name not in by_name:
+      raise study_plan.StudyConfigError(
+          f"efficiency_study.finetune_generators names {name!r}, which this "
+          f"study does not pretrain ({', '.join(by_name)}); add it to "
+          "--variants or drop it from finetune_generators")
+    if not _has_generator(by_name[name]):
+      raise study_plan.StudyConfigError(
+          f"efficiency_study.finetune_generators names {name!r}, which "
+          "trains no generator network; name a variant that does (e.g. "
+          "'electra')")
 
 
 def _pretrain(plan, model_dir, data_dir, vocab_file, encoder, strategy,
@@ -405,10 +427,12 @@ def run_study(output_dir: str, corpus: str, glue_dir: str,
 
   def make_plans(vocab_size):
     encoder = dataclasses.replace(settings.encoder, vocab_size=vocab_size)
-    return encoder, study_plan.plan_pretraining(
+    plans = study_plan.plan_pretraining(
         variant_names, settings.variants, settings.pretraining, encoder,
         settings.budget_flops, settings.checkpoint_fractions,
         settings.warmup_proportion)
+    _check_generator_variants(plans, settings.finetune_generators)
+    return encoder, plans
 
   if pretrained_from:
     # Nothing to build: that study's vocabulary and kept checkpoints.

@@ -331,6 +331,26 @@ def test_a_budget_too_small_to_match_flops_is_one_error_line(study_inputs,
   assert "Traceback" not in completed.stderr
 
 
+@pytest.mark.parametrize("names, message", [
+    ("('mlm',)", "names 'mlm', which trains no generator network"),
+    ("('two_stage',)", "names 'two_stage', which this study does not "
+     "pretrain"),
+])
+def test_generators_to_fine_tune_are_checked_before_any_work(
+    study_inputs, tmp_path, names, message):
+  completed = subprocess.run(
+      _command(study_inputs, tmp_path / "out") +
+      [f"--gin_bindings=efficiency_study.finetune_generators={names}"],
+      capture_output=True, text=True, timeout=300, env=_ENVIRONMENT,
+      cwd=tiny_pretraining.REPO_ROOT)
+  lines = [line for line in completed.stderr.splitlines() if line.strip()]
+  assert completed.returncode == 1
+  assert lines[-1].startswith("error: efficiency_study.finetune_generators "
+                              + message), lines[-1]
+  assert "Traceback" not in completed.stderr
+  assert not (tmp_path / "out").exists()
+
+
 def test_task_adaptive_text_and_bfloat16_pretraining(study_inputs, tmp_path):
   # The tasks' training sentences (never dev) join the corpus, pretraining
   # runs under mixed_bfloat16 and fine-tuning after it in float32.
@@ -458,7 +478,7 @@ def test_the_study_fine_tunes_electras_generator_beside_its_discriminator(
                         "--gin_bindings=study_finetuning.num_train_epochs=1",
                         "--gin_bindings=efficiency_study.linear_probe=False",
                         "--gin_bindings=efficiency_study.finetune_generators="
-                        "True")
+                        "('electra',)")
   assert completed.returncode == 0, completed.stderr[-3000:]
   results = json.loads((output_dir / "results.json").read_text())
   variants = {(run["variant"], run["step"]) for run in results["runs"]}
