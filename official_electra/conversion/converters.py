@@ -24,7 +24,6 @@ from official_electra.conversion import hf_files
 from official_electra.conversion import span_head_hf
 from official_electra.conversion import tf1_files
 from official_electra.conversion import tf1_names
-from official_electra.finetuning import squad_family
 from official_electra.modeling import encoder_config as encoder_config_lib
 from official_electra.modeling import finetuned_checkpoint
 from official_electra.modeling import model_config as model_config_lib
@@ -254,10 +253,10 @@ def import_hf_question_answering(hf_dir, output_dir, vocab_file=None,
       size, the output exists, or the folder is no `ElectraForQuestionAnswering`
       (`span_head_hf.read_hf_question_answering_dir`).
   """
-  if task_name not in squad_family.TASK_NAMES:
+  if task_name not in span_labeler_checkpoint.TASK_NAMES:
     raise electra_parts.ConversionError(
         f"unknown SQuAD task {task_name!r}; pass --task="
-        f"{' or --task='.join(squad_family.TASK_NAMES)}")
+        f"{' or --task='.join(span_labeler_checkpoint.TASK_NAMES)}")
   electra_parts.check_new_output(output_dir)
   span_labeler = span_head_hf.read_hf_question_answering_dir(hf_dir)
   folder_vocab, folder_case = hf_files.read_tokenizer_files(hf_dir)
@@ -274,12 +273,10 @@ def import_hf_question_answering(hf_dir, output_dir, vocab_file=None,
        if key != "name"})
   electra_parts.special_token_ids_from(vocab_file, encoder_config.vocab_size)
   tokenizer = wordpiece_tokenizer.WordpieceTokenizer(vocab_file, lower_case)
-  settings = squad_family.SquadSettings(joint_prediction=False,
-                                        answerable_classifier=False)
   # The description the trainer records (`SquadFamily.describe`).
-  description = squad_family.SquadFamily(
-      task_name, train_file=None, predict_file=None, settings=settings,
-      cache_dir=None).describe(span_labeler, None)
+  description = span_labeler_checkpoint.describe(
+      task_name, span_labeler_checkpoint.SquadSettings(
+          joint_prediction=False, answerable_classifier=False))
   max_seq_length = min(encoder_config.max_position_embeddings,
                        MAX_QA_SEQ_LENGTH)
   staging = files.staging_folder(output_dir)

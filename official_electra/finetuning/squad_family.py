@@ -24,61 +24,16 @@ from official_electra.data import squad_cache
 from official_electra.finetuning import squad_metrics
 from official_electra.finetuning import squad_postprocessing
 from official_electra.finetuning import task_family
-from official_electra.modeling import finetuned_checkpoint
-from official_electra.modeling.layers import span_heads
+from official_electra.modeling import span_labeler_checkpoint
 from official_electra.modeling.models import electra_span_labeler
 
-TASK_NAMES = {"SQuAD-1.1": "1.1", "SQuAD-2.0": "2.0"}
+# The task names (version each) and settings a SQuAD seed folder records.
+TASK_NAMES = span_labeler_checkpoint.TASK_NAMES
+SquadSettings = span_labeler_checkpoint.SquadSettings
 PREDICTIONS_FILE = "predictions.json"
 NULL_ODDS_FILE = "null_odds.json"
 _INPUT_KEYS = ("input_word_ids", "input_mask", "input_type_ids")
 _LABEL_KEYS = ("start_positions", "end_positions", "is_impossible")
-
-
-# `SpanHeadConfig`'s fields as `SquadSettings` holds them (and gin binds them,
-# `squad_task.<name>`): the same names, but `head_hidden_size`.
-_HEAD_SETTING_NAMES = {
-    field.name: ("head_hidden_size" if field.name == "hidden_size"
-                 else field.name)
-    for field in dataclasses.fields(span_heads.SpanHeadConfig)}
-# One field per `SpanHeadConfig` field (its type and default): the head's
-# settings are declared once, there.
-_SpanHeadSettings = dataclasses.make_dataclass(
-    "_SpanHeadSettings",
-    [(_HEAD_SETTING_NAMES[field.name], field.type, field.default)
-     for field in dataclasses.fields(span_heads.SpanHeadConfig)],
-    frozen=True)
-
-
-@dataclasses.dataclass(frozen=True)
-class SquadSettings(_SpanHeadSettings):
-  """What SQuAD adds to the shared fine-tuning hyperparameters; defaults
-  are the original's (`configure_finetuning.py`).
-
-  Besides the attributes below, the span head's settings: the fields of
-  `span_heads.SpanHeadConfig` (`joint_prediction`, `beam_size`,
-  `answerable_classifier`, `answerable_uses_start_logits`,
-  `answerable_weight`), its `hidden_size` as `head_hidden_size`;
-  `head_config()` builds that config from them.
-
-  Attributes:
-    doc_stride: tokens between the starts of a context's windows.
-    max_query_length: question tokens kept (the first ones).
-    n_best_size: candidates kept per question in post-processing.
-    max_answer_length: longest answer, in tokens.
-    null_threshold: SQuAD 2.0: predict no answer when the null odds exceed
-      it (`qa_na_threshold`, -2.75).
-  """
-  doc_stride: int = 128
-  max_query_length: int = 64
-  n_best_size: int = 20
-  max_answer_length: int = 30
-  null_threshold: float = -2.75
-
-  def head_config(self) -> span_heads.SpanHeadConfig:
-    return span_heads.SpanHeadConfig(**{
-        name: getattr(self, setting_name)
-        for name, setting_name in _HEAD_SETTING_NAMES.items()})
 
 
 @dataclasses.dataclass
@@ -278,13 +233,4 @@ class SquadFamily(task_family.TaskFamily):
 
   def describe(self, model, hyperparameters):
     del model, hyperparameters
-    return {"family": finetuned_checkpoint.SPAN_EXTRACTION,
-            "task": self.name,
-            "version": self.version,
-            "head": self.settings.head_config().to_dict(),
-            "settings": dataclasses.asdict(self.settings)}
-
-
-def read_settings(description: dict) -> SquadSettings:
-  """The `SquadSettings` a seed folder's description records."""
-  return SquadSettings(**description["settings"])
+    return span_labeler_checkpoint.describe(self.name, self.settings)

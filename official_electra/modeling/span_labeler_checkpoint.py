@@ -7,8 +7,12 @@ section of its model_config.json, family `span_extraction`, written by
 (`SpanHeadConfig.to_dict()`) and the SQuAD settings (doc stride, query
 length, n-best size, answer length, null threshold, ...). Export
 (`serving/qa_export.py`) reads it back here, in the model tier, without
-the fine-tuning code.
+the fine-tuning code. The settings are `SquadSettings`, declared here so
+that every tier that writes or reads a seed folder shares them (gin binds
+them as `squad_task`, `finetuning/squad_family.py`).
 """
+
+import dataclasses
 
 import tensorflow as tf
 
@@ -20,6 +24,64 @@ from official_electra.modeling.layers import span_heads
 from official_electra.modeling.models import electra_span_labeler
 
 _INPUT_KEYS = ("input_word_ids", "input_mask", "input_type_ids")
+# Task name -> SQuAD version.
+TASK_NAMES = {"SQuAD-1.1": "1.1", "SQuAD-2.0": "2.0"}
+
+
+# `SpanHeadConfig`'s fields as `SquadSettings` holds them (and gin binds them,
+# `squad_task.<name>`): the same names, but `head_hidden_size`.
+_HEAD_SETTING_NAMES = {
+    field.name: ("head_hidden_size" if field.name == "hidden_size"
+                 else field.name)
+    for field in dataclasses.fields(span_heads.SpanHeadConfig)}
+# One field per `SpanHeadConfig` field (its type and default): the head's
+# settings are declared once, there.
+_SpanHeadSettings = dataclasses.make_dataclass(
+    "_SpanHeadSettings",
+    [(_HEAD_SETTING_NAMES[field.name], field.type, field.default)
+     for field in dataclasses.fields(span_heads.SpanHeadConfig)],
+    frozen=True)
+
+
+@dataclasses.dataclass(frozen=True)
+class SquadSettings(_SpanHeadSettings):
+  """What SQuAD adds to the shared fine-tuning hyperparameters; defaults
+  are the original's (`configure_finetuning.py`).
+
+  Besides the attributes below, the span head's settings: the fields of
+  `span_heads.SpanHeadConfig` (`joint_prediction`, `beam_size`,
+  `answerable_classifier`, `answerable_uses_start_logits`,
+  `answerable_weight`), its `hidden_size` as `head_hidden_size`;
+  `head_config()` builds that config from them.
+
+  Attributes:
+    doc_stride: tokens between the starts of a context's windows.
+    max_query_length: question tokens kept (the first ones).
+    n_best_size: candidates kept per question in post-processing.
+    max_answer_length: longest answer, in tokens.
+    null_threshold: SQuAD 2.0: predict no answer when the null odds exceed
+      it (`qa_na_threshold`, -2.75).
+  """
+  doc_stride: int = 128
+  max_query_length: int = 64
+  n_best_size: int = 20
+  max_answer_length: int = 30
+  null_threshold: float = -2.75
+
+  def head_config(self) -> span_heads.SpanHeadConfig:
+    return span_heads.SpanHeadConfig(**{
+        name: getattr(self, setting_name)
+        for name, setting_name in _HEAD_SETTING_NAMES.items()})
+
+
+def describe(task_name: str, settings: SquadSettings) -> dict:
+  """The head description a SQuAD seed folder records (its model_config.json
+  `finetuned` section): the task, its version, the head and the settings."""
+  return {"family": finetuned_checkpoint.SPAN_EXTRACTION,
+          "task": task_name,
+          "version": TASK_NAMES[task_name],
+          "head": settings.head_config().to_dict(),
+          "settings": dataclasses.asdict(settings)}
 
 
 def read_description(run_dir: str) -> dict:
