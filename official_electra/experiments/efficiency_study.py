@@ -515,10 +515,10 @@ def run_study(output_dir: str, corpus: str, glue_dir: str,
     results = _results(runs, plans, encoder, settings, task_names,
                        time.monotonic() - started, pretrained_from, **probes)
     study_report.write_report(output_dir, results)
-  log(f"[study] done in {_minutes(time.monotonic() - started)}: "
-      f"{os.path.join(output_dir, study_report.RESULTS_FILE)}, "
-      f"{os.path.join(output_dir, study_report.TABLE_FILE)}, "
-      f"{os.path.join(output_dir, study_report.FIGURE_FILE)}")
+  written = [study_report.RESULTS_FILE, study_report.TABLE_FILE] + (
+      [study_report.FIGURE_FILE] if runs else [])
+  log(f"[study] done in {_minutes(time.monotonic() - started)}: " +
+      ", ".join(os.path.join(output_dir, name) for name in written))
   return results
 
 

@@ -58,8 +58,16 @@ def summarize(runs, task_names):
 
 
 def format_table(results):
-  """The summary as a markdown table (scores x 100, as GLUE reports them)."""
+  """The summary as a markdown table (scores x 100, as GLUE reports them),
+  then the paired differences and the probes; a study that fine-tuned
+  nothing (a sweep that only probes) gets its probe tables alone."""
   tasks = results["tasks"]
+  if not results["runs"]:
+    lines = ["No fine-tuning runs (efficiency_study.num_seeds = 0)."]
+    for table in ("probes", "selection_probes"):
+      if results.get(table):
+        lines += ["", format_probe_table(results, table)]
+    return "\n".join(lines) + "\n"
   metric_names = {run["task"]: run["metric"] for run in results["runs"]}
   header = (["variant", "step", "train FLOPs"] +
             [f"{task} ({metric_names.get(task, '?')})" for task in tasks] +
@@ -114,7 +122,7 @@ def format_probe_table(results, table="probes"):
     scores.setdefault(key, {})[(probe["task"], probe["feature"])] = (
         probe["score"])
   order.sort(key=lambda key: (key[0] != RANDOM_INIT, key[0], key[2]))
-  header = ["variant", "step", "train FLOPs"] + tasks
+  header = ["variant", "step", "train FLOPs"] + tasks + ["mean"]
   lines = [_PROBE_TITLES[table], "",
            "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
   for key in order:
@@ -124,7 +132,13 @@ def format_probe_table(results, table="probes"):
       mean = scores[key].get((task, "mean"))
       cells.append("" if first is None or mean is None else
                    f"{100 * first:.1f} / {100 * mean:.1f}")
+    # Over every task and both features; empty until all are in.
+    complete = len(scores[key]) == 2 * len(tasks)
+    cells.append(f"{100 * statistics.mean(scores[key].values()):.2f}"
+                 if complete else "")
     lines.append("| " + " | ".join(cells) + " |")
+  lines += ["", "[CLS] / mean-pooled features per task; mean: over the tasks "
+            "and both features."]
   return "\n".join(lines)
 
 
@@ -154,9 +168,13 @@ def plot(results):
 
 
 def write_report(output_dir, results):
-  """Writes the JSON, the table and the figure (each through a rename)."""
+  """Writes the JSON, the table and the figure (each through a rename); no
+  figure when nothing was fine-tuned (a stale one is removed)."""
   files.write_json(os.path.join(output_dir, RESULTS_FILE), results)
   files.write_text(os.path.join(output_dir, TABLE_FILE),
                                 format_table(results))
-  training_curves.write_png(os.path.join(output_dir, FIGURE_FILE),
-                            plot(results))
+  figure_path = os.path.join(output_dir, FIGURE_FILE)
+  if results["runs"]:
+    training_curves.write_png(figure_path, plot(results))
+  elif files.exists(figure_path):
+    files.remove(figure_path)

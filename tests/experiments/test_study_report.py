@@ -65,5 +65,34 @@ def test_the_dev_and_the_selection_probes_get_their_own_tables():
   dev, selection = table.split("Selection probes")
   assert "Linear probes of the frozen encoders" in dev
   assert "| electra | 100 | 1e+11 | 60.0 / 61.0 |" in dev
-  assert "| electra | 100 | 1e+11 | 70.0 / 71.0 |" in selection
-  assert "| random_init | 0 | 0 | 70.0 / 71.0 |" in selection
+  assert "| electra | 100 | 1e+11 | 70.0 / 71.0 | 70.50 |" in selection
+  assert "| random_init | 0 | 0 | 70.0 / 71.0 | 70.50 |" in selection
+
+
+def test_the_probe_mean_covers_every_task_and_feature_once_all_are_in():
+  probes = [{"variant": "mlm", "step": 5, "train_flops": 5e9, "task": task,
+             "feature": feature, "metric": "accuracy", "score": score}
+            for task, feature, score in (
+                ("SST-2", "first_token", 0.6), ("SST-2", "mean", 0.7),
+                ("CoLA", "first_token", 0.1), ("CoLA", "mean", 0.2))]
+  results = {"tasks": ["SST-2", "CoLA"], "selection_probes": probes}
+  table = study_report.format_probe_table(results, "selection_probes")
+  assert "| mlm | 5 | 5e+09 | 60.0 / 70.0 | 10.0 / 20.0 | 40.00 |" in table
+  results["selection_probes"] = probes[:3]  # CoLA's mean feature missing
+  table = study_report.format_probe_table(results, "selection_probes")
+  assert "| mlm | 5 | 5e+09 | 60.0 / 70.0 |  |  |" in table
+
+
+def test_a_sweep_without_fine_tuning_reports_its_probes_alone(tmp_path):
+  probes = [{"variant": "electra", "step": 9, "train_flops": 9e9,
+             "task": "SST-2", "feature": feature, "metric": "accuracy",
+             "score": 0.5} for feature in ("first_token", "mean")]
+  results = {"tasks": ["SST-2"], "runs": [], "num_seeds": 0, "summary": [],
+             "paired": [], "probes": [], "selection_probes": probes}
+  (tmp_path / study_report.FIGURE_FILE).write_bytes(b"stale")
+  study_report.write_report(str(tmp_path), results)
+  table = (tmp_path / study_report.TABLE_FILE).read_text()
+  assert table.startswith("No fine-tuning runs")
+  assert "fine-tuning seeds" not in table and "(?)" not in table
+  assert "| electra | 9 | 9e+09 | 50.0 / 50.0 | 50.00 |" in table
+  assert not (tmp_path / study_report.FIGURE_FILE).exists()
