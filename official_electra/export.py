@@ -27,7 +27,6 @@ from absl import flags
 from official_electra import command_line
 from official_electra import errors
 from official_electra import settings_check
-from official_electra.serving import classifier_export
 from official_electra.serving import finetuned_export
 from official_electra.serving import pretraining_export
 
@@ -45,7 +44,7 @@ def main(argv):
   try:
     settings_check.check_output_dir(flags.FLAGS.export_dir, "--export_dir")
     if flags.FLAGS.finetuned_dir and flags.FLAGS.model_dir:
-      raise classifier_export.ExportError(
+      raise finetuned_export.ExportError(
           "pass one of --finetuned_dir (a fine-tuned model) or "
           "--model_dir (a discriminator), not both")
     if flags.FLAGS.finetuned_dir:
@@ -57,7 +56,7 @@ def main(argv):
                                                        flags.FLAGS.export_dir)
       print(f"exported {prefix} to {flags.FLAGS.export_dir}")
     else:
-      raise classifier_export.ExportError(
+      raise finetuned_export.ExportError(
           "nothing to export: pass --finetuned_dir or --model_dir")
   except errors.UserError as error:
     command_line.exit_with_error(error, flags.FLAGS.verbose)
