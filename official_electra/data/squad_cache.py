@@ -1,12 +1,13 @@
 """The SQuAD windows of one file and one setting, cached between runs.
 
-`load_or_build_features` caches the windows `squad.featurize` builds in
-`cache_dir`: model inputs and labels in a TFRecord file (`window_feature_spec`,
-read back by `window_records_dataset`) and, in a JSON file beside it, what
-post-processing needs besides (each context's token -> word map; the windows'
-tokens, spans and max-context flags are recomputed from it by the code that
-built them, `squad.windows_from_arrays`). Both names carry a fingerprint of
-the data file, the vocabulary, the casing and every length, and are written
+`load_or_build_features` caches the windows `squad_windows.featurize`
+builds in `cache_dir`: model inputs and labels in a TFRecord file
+(`window_feature_spec`, read back by `window_records_dataset`) and, in a
+JSON file beside it, what post-processing needs besides (each context's
+token -> word map; the windows' tokens, spans and max-context flags are
+recomputed from it by the code that built them,
+`squad_windows.windows_from_arrays`). Both names carry a fingerprint of the
+data file, the vocabulary, the casing and every length, and are written
 atomically.
 """
 
@@ -22,6 +23,7 @@ import tensorflow as tf
 from official_electra import errors
 from official_electra import files
 from official_electra.data import squad
+from official_electra.data import squad_windows
 
 # Bumped whenever the cached windows would come out differently.
 CACHE_FORMAT_VERSION = 1
@@ -44,8 +46,9 @@ def window_records_dataset(record_file: str, max_seq_length: int,
   """The cached windows of `record_file`, in file order.
 
   Returns:
-    A dataset of dicts with `squad.stack_windows`' keys and dtypes: one window
-    each, or batches of `batch_size` (the last one smaller) when given.
+    A dataset of dicts with `squad_windows.stack_windows`' keys and dtypes:
+    one window each, or batches of `batch_size` (the last one smaller) when
+    given.
   """
   spec = window_feature_spec(max_seq_length)
 
@@ -80,18 +83,18 @@ def load_or_build_features(squad_file: squad.SquadFile, tokenizer, *,
     squad_file: the SQuAD JSON file, as `squad.load_squad_file` read it.
     tokenizer: a `WordpieceTokenizer`.
     max_seq_length, doc_stride, max_query_length, is_training: as
-      `squad.featurize`.
+      `squad_windows.featurize`.
     cache_dir: the folder of the cache files (created when first written).
     version, articles: as `squad.read_squad_file`.
     max_examples: keep only the first questions (after `articles`).
 
   Returns:
     `(examples, windows, version)` as `squad.read_squad_file` and
-    `squad.featurize`.
+    `squad_windows.featurize`.
 
   Raises:
-    squad.SquadDataError: as `squad.read_squad_file` and `squad.featurize`;
-      nothing is written.
+    squad.SquadDataError: as `squad.read_squad_file` and
+      `squad_windows.featurize`; nothing is written.
   """
   data_file = squad_file.path
   articles = None if articles is None else tuple(articles)
@@ -120,7 +123,7 @@ def load_or_build_features(squad_file: squad.SquadFile, tokenizer, *,
   windows = _read_cache(stem, fingerprint, examples, tokenizer, max_seq_length,
                         doc_stride)
   if windows is None:
-    windows, word_maps = squad.featurize_with_word_maps(
+    windows, word_maps = squad_windows.featurize_with_word_maps(
         examples, tokenizer, max_seq_length, doc_stride, max_query_length,
         is_training)
     _write_cache(stem, fingerprint, examples, windows, word_maps)
@@ -132,7 +135,7 @@ def load_or_build_features(squad_file: squad.SquadFile, tokenizer, *,
 def _write_cache(stem, fingerprint, examples, windows, word_maps):
   """The records, then the JSON that marks them complete; both atomic."""
   files.makedirs(os.path.dirname(stem) or ".")
-  arrays = squad.stack_windows(windows)
+  arrays = squad_windows.stack_windows(windows)
   temporary_path = stem + ".tfrecord" + files.TEMPORARY_SUFFIX
   with tf.io.TFRecordWriter(temporary_path) as writer:
     for row in range(len(windows)):
@@ -170,7 +173,7 @@ def _read_cache(stem, fingerprint, examples, tokenizer, max_seq_length,
     if len(arrays["unique_ids"]) != info["num_windows"]:
       raise ValueError("its window count differs")
     word_maps = info["context_token_to_word"]
-    windows = squad.windows_from_arrays(
+    windows = squad_windows.windows_from_arrays(
         arrays, [word_maps[index] for index in info["example_contexts"]],
         tokenizer, max_seq_length, doc_stride)
   except (OSError, ValueError, KeyError, IndexError, TypeError,

@@ -1,8 +1,8 @@
 """SQuAD 1.1 and 2.0 span extraction, as a task family of the seed loop.
 
 What the authors' code does (ELECTRA_REFERENCE_SQUAD.md): `[CLS] question
-[SEP] context-window [SEP]` windows (`data/squad.py`), the joint-prediction
-head with the answerability classifier (`layers/span_heads.py`,
+[SEP] context-window [SEP]` windows (`data/squad_windows.py`), the
+joint-prediction head with the answerability classifier (`layers/span_heads.py`,
 `models/electra_span_labeler.py`), 2 epochs, sequence length 512, n-best
 post-processing (`squad_postprocessing.py`) and the official scripts'
 metrics (`squad_metrics.py`; for 2.0 at the original's null threshold
@@ -21,6 +21,7 @@ import tensorflow as tf
 
 from official_electra.data import squad
 from official_electra.data import squad_cache
+from official_electra.data import squad_windows
 from official_electra.finetuning import squad_metrics
 from official_electra.finetuning import squad_postprocessing
 from official_electra.finetuning import task_family
@@ -42,7 +43,7 @@ class EncodedSquad(task_family.EncodedTask):
 
   Attributes:
     examples: the predict file's questions (`squad.SquadExample`).
-    windows: their windows (`squad.SquadWindow`).
+    windows: their windows (`squad_windows.SquadWindow`).
     features: the windows' model inputs, int32 `[n, max_seq_length]`.
     gold: the predict file's `data` list (the selected articles, the
       selected questions), what the official scripts score against.
@@ -172,8 +173,8 @@ class SquadFamily(task_family.TaskFamily):
     examples, windows = self._features(
         predict_file, tokenizer, hyperparameters, False,
         self.predict_articles)
-    arrays = squad.stack_windows(train_windows)
-    predict_arrays = squad.stack_windows(windows)
+    arrays = squad_windows.stack_windows(train_windows)
+    predict_arrays = squad_windows.stack_windows(windows)
     logging.info("%s: %d training questions in %d windows; %d questions in "
                  "%d windows to predict", self.name, len(train_examples),
                  len(train_windows), len(examples), len(windows))

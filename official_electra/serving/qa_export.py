@@ -22,7 +22,7 @@ Two signatures:
     classifier).
 
 The raw-text signature runs the original's prediction path
-(ELECTRA_REFERENCE_SQUAD.md sections 1 and 4, as `data/squad.py` and
+(ELECTRA_REFERENCE_SQUAD.md sections 1 and 4, as `data/squad_windows.py` and
 `finetuning/squad_postprocessing.py` do in Python) in the graph: the context
 split into whitespace words (space, tab, CR, LF, U+202F) with their character
 offsets; each word tokenized on its own by the project's tokenizer; the

@@ -10,6 +10,7 @@ import pytest
 
 from official_electra.data import squad
 from official_electra.data import squad_cache
+from official_electra.data import squad_windows
 from official_electra.tokenization.wordpiece_tokenizer import WordpieceTokenizer
 from tests import conftest
 
@@ -147,7 +148,7 @@ def test_article_selection(tmp_path):
 
 def test_improved_answer_span(tokenizer, tmp_path):
   examples, _ = squad.read_squad_file(_smith_file(tmp_path), True)
-  windows = squad.featurize(examples, tokenizer, 32, 8, 16, True)
+  windows = squad_windows.featurize(examples, tokenizer, 32, 8, 16, True)
   first = windows[0]
   # The word is "(1895-1943).", the improved span its token "1895".
   assert first.tokens[first.start_position:first.end_position + 1] == ("1895",)
@@ -161,7 +162,7 @@ def test_layout_segment_ids_and_padding(tokenizer, tmp_path):
   path = _write(tmp_path, _squad([[(context, [
       _question("q", "Who ?", "john smith", context)])]]))
   examples, _ = squad.read_squad_file(path, True)
-  (window,) = squad.featurize(examples, tokenizer, 16, 8, 8, True)
+  (window,) = squad_windows.featurize(examples, tokenizer, 16, 8, 8, True)
   assert window.tokens == ("[CLS]", "who", "?", "[SEP]", "the", "leader", "was",
                            "john", "smith", ".", "[SEP]")
   vocabulary = tokenizer.vocabulary
@@ -191,7 +192,7 @@ def _long_examples(tmp_path, version="1.1", impossible=False):
 def test_windows_with_stride_and_out_of_window_labels(tokenizer, tmp_path):
   examples = _long_examples(tmp_path)
   # 20 - 3 question tokens - 3 = 14 tokens per window, stride 5.
-  windows = squad.featurize(examples, tokenizer, 20, 5, 8, True)
+  windows = squad_windows.featurize(examples, tokenizer, 20, 5, 8, True)
   early = [window for window in windows if window.example_index == 0]
   late = [window for window in windows if window.example_index == 1]
   assert len(early) == len(late) == 7  # windows start at 0, 5, ..., 30
@@ -211,7 +212,7 @@ def test_windows_with_stride_and_out_of_window_labels(tokenizer, tmp_path):
 
 def test_max_context_flags(tokenizer, tmp_path):
   examples = _long_examples(tmp_path)
-  windows = squad.featurize(examples, tokenizer, 20, 5, 8, True)[:7]
+  windows = squad_windows.featurize(examples, tokenizer, 20, 5, 8, True)[:7]
   owners = {}
   for window in windows:
     for position, is_max in window.token_is_max_context.items():
@@ -235,7 +236,7 @@ def test_v2_impossible_labels(tokenizer, tmp_path):
   assert [example.is_impossible for example in examples] == [False, False,
                                                              True]
   assert (examples[2].start_word, examples[2].answer_text) == (-1, "")
-  windows = squad.featurize(examples, tokenizer, 20, 5, 8, True)
+  windows = squad_windows.featurize(examples, tokenizer, 20, 5, 8, True)
   impossible = [window for window in windows if window.example_index == 2]
   assert impossible and all(
       window.is_impossible and window.start_position == window.end_position == 0
@@ -243,7 +244,7 @@ def test_v2_impossible_labels(tokenizer, tmp_path):
   # An answerable question's windows without the answer are not impossible.
   late = [window for window in windows if window.example_index == 1]
   assert late[0].start_position == 0 and not late[0].is_impossible
-  arrays = squad.stack_windows(windows)
+  arrays = squad_windows.stack_windows(windows)
   assert arrays["is_impossible"].dtype == np.float32
   assert arrays["is_impossible"].tolist() == [float(w.is_impossible)
                                               for w in windows]
@@ -256,7 +257,7 @@ def test_words_are_tokenized_in_one_batched_call(tokenizer, tmp_path):
   examples = _long_examples(tmp_path)
   with mock.patch.object(tokenizer, "tokenize_to_numpy",
                          wraps=tokenizer.tokenize_to_numpy) as spy:
-    squad.featurize(examples, tokenizer, 20, 5, 8, True)
+    squad_windows.featurize(examples, tokenizer, 20, 5, 8, True)
   assert spy.call_count == 1
   (texts,), _ = spy.call_args
   # Each distinct text once: 40 words (the answers among them), 1 question.
@@ -366,9 +367,9 @@ def test_cache_is_written_then_reused(tokenizer, tmp_path):
   assert len(names) == 2 and names[0].startswith("squad_train_")
   assert {name.rsplit(".", 1)[1] for name in names} == {"json", "tfrecord"}
   assert version == "2.0" and len(examples) == 3
-  _assert_windows_equal(windows, squad.featurize(examples, tokenizer, 20, 5, 8,
-                                                 True))
-  with mock.patch.object(squad, "featurize_with_word_maps",
+  _assert_windows_equal(windows, squad_windows.featurize(
+      examples, tokenizer, 20, 5, 8, True))
+  with mock.patch.object(squad_windows, "featurize_with_word_maps",
                          side_effect=AssertionError("not read from cache")):
     examples_again, cached, _ = squad_cache.load_or_build_features(
         squad_file, tokenizer, **settings)
@@ -454,7 +455,7 @@ def test_windows_equal_the_original_on_dev_questions(dev_file, bert_vocab_file):
   examples, _ = squad.read_squad_file(dev_file, True)
   examples = examples[:150] + examples[-150:]
   # Short windows so that most contexts need several.
-  windows = squad.featurize(examples, tokenizer, 96, 32, 24, True)
+  windows = squad_windows.featurize(examples, tokenizer, 96, 32, 24, True)
   expected = [window for example in examples for window in
               _original_featurize(example, bert_tokenizer, 96, 32, 24)]
   assert len(windows) == len(expected) > 2 * len(examples)

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from official_electra.data import squad
+from official_electra.data import squad_windows
 from official_electra.finetuning import squad_postprocessing as postprocessing
 from official_electra.tokenization.wordpiece_tokenizer import WordpieceTokenizer
 from tests import conftest
@@ -47,7 +48,7 @@ def _window(example_index=0, window_index=0, first_word=0, last_word=5,
                           for position in token_to_orig_map}
   token_is_max_context.update(dict.fromkeys(extra_max_context, True))
   zeros = np.zeros([16], np.int32)
-  return squad.SquadWindow(
+  return squad_windows.SquadWindow(
       unique_id=1000 * example_index + window_index,
       example_index=example_index, window_index=window_index, tokens=tokens,
       token_to_orig_map=token_to_orig_map,
@@ -285,7 +286,8 @@ def dev_windows():
   # 200 questions spread over all 48 articles (the first 200 share one).
   examples = examples[::52][:200]
   tokenizer = WordpieceTokenizer(vocab_file, lower_case=True)
-  return examples, squad.featurize(examples, tokenizer, 384, 128, 64, True)
+  return examples, squad_windows.featurize(examples, tokenizer, 384, 128, 64,
+                                          True)
 
 
 def _gold_outputs(windows, joint_prediction, beam_size=4, seq_length=384):

@@ -15,6 +15,7 @@ import tensorflow_text  # noqa: F401  registers the tokenizer's ops for loading
 
 from official_electra import files
 from official_electra.data import squad
+from official_electra.data import squad_windows
 from official_electra.finetuning import squad_family
 from official_electra.finetuning import squad_postprocessing
 from official_electra.modeling import classifier_checkpoint
@@ -87,11 +88,11 @@ def _python_answers(model, tokenizer, settings, version, pairs=_PAIRS):
                                     "answers": []}]}
       for i, (question, context) in enumerate(pairs)]}]}
   examples, _ = squad.read_squad_json(data, "test.json", is_training=False)
-  windows = squad.featurize(examples, tokenizer, _MAX_SEQ_LENGTH,
+  windows = squad_windows.featurize(examples, tokenizer, _MAX_SEQ_LENGTH,
                             settings.doc_stride, settings.max_query_length,
                             is_training=False)
   assert max(w.window_index for w in windows) >= 3  # The long context.
-  arrays = squad.stack_windows(windows)
+  arrays = squad_windows.stack_windows(windows)
   outputs = model.predict({key: arrays[key] for key in _INPUT_KEYS},
                           verbose=0)
   answers = []
@@ -265,10 +266,10 @@ def test_windows_and_max_context_match_featurize(tokenizer):
       {"context": context, "qas": [{"id": str(i), "question": question}]}
       for i, (question, context) in enumerate(_PAIRS)]}]}
   examples, _ = squad.read_squad_json(data, "test.json", is_training=False)
-  expected = squad.featurize(examples, tokenizer, _MAX_SEQ_LENGTH, 5, 4,
+  expected = squad_windows.featurize(examples, tokenizer, _MAX_SEQ_LENGTH, 5, 4,
                              is_training=False)
   assert len(expected) == len(windows["context"]) > 10
-  arrays = squad.stack_windows(expected)
+  arrays = squad_windows.stack_windows(expected)
   for key in _INPUT_KEYS:
     np.testing.assert_array_equal(packed[key], arrays[key][:, :width])
     assert not arrays[key][:, width:].any()
