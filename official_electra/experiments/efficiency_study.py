@@ -256,14 +256,21 @@ class _Progress:
   """One line per finished piece of work, with an ETA for the whole study.
 
   Pretraining time is extrapolated per FLOP of pretraining left, fine-tuning
-  time per run left, each from what this process has measured so far.
+  time per run left of each task (their costs differ tenfold: SST-2's
+  training set is 18 times MRPC's), each from what this process has
+  measured so far.
+
+  Args:
+    pretraining_flops_left: training FLOPs still to pretrain.
+    finetuning_runs_left: `{task: fine-tuning runs still to make}`.
+    log: called with each line.
   """
 
   def __init__(self, pretraining_flops_left, finetuning_runs_left, log):
     self._pretraining_flops_left = pretraining_flops_left
-    self._finetuning_runs_left = finetuning_runs_left
+    self._runs_left = dict(finetuning_runs_left)
     self._seconds_per_flop = None
-    self._seconds_per_run = None
+    self._seconds_per_run = {}
     self._started = time.monotonic()
     self._log = log
 
@@ -273,10 +280,10 @@ class _Progress:
       self._seconds_per_flop = seconds / train_flops
     self._report(what)
 
-  def finetuned(self, runs, seconds, what):
-    self._finetuning_runs_left -= runs
+  def finetuned(self, task, runs, seconds, what):
+    self._runs_left[task] -= runs
     if runs:
-      self._seconds_per_run = seconds / runs
+      self._seconds_per_run[task] = seconds / runs
     self._report(what)
 
   def _report(self, what):
@@ -288,14 +295,17 @@ class _Progress:
         pending.append("pretraining")
       else:
         left += self._pretraining_flops_left * self._seconds_per_flop
-    if self._finetuning_runs_left > 0:
-      if self._seconds_per_run is None:
-        pending.append("fine-tuning")
-      else:
-        left += self._finetuning_runs_left * self._seconds_per_run
+    untimed = []
+    for task, runs in self._runs_left.items():
+      if runs > 0 and task not in self._seconds_per_run:
+        untimed.append(task)
+      elif runs > 0:
+        left += runs * self._seconds_per_run[task]
+    if untimed:
+      pending.append(f"fine-tuning {', '.join(untimed)}")
     eta = f"ETA {_minutes(left)}" + (
         f" + {' and '.join(pending)} (not timed yet)" if pending else "")
-    self._log(f"[study] {what} | {self._finetuning_runs_left} fine-tuning "
+    self._log(f"[study] {what} | {sum(self._runs_left.values())} fine-tuning "
               f"runs left | elapsed {_minutes(elapsed)}, {eta}")
 
 
@@ -463,9 +473,10 @@ def run_study(output_dir: str, corpus: str, glue_dir: str,
   pretraining_left = sum(
       _pretraining_flops_left(plan, os.path.join(pretrain_root, plan.name))
       for plan in plans)
-  progress = _Progress(pretraining_left, _finetuning_runs_left(
-      finetune_dir, [e.id for e in encoders], task_names,
-      settings.num_seeds), log)
+  progress = _Progress(pretraining_left, {
+      task: _finetuning_runs_left(finetune_dir, [e.id for e in encoders],
+                                  [task], settings.num_seeds)
+      for task in task_names}, log)
 
   for plan in plans:
     _pretrain(plan, os.path.join(pretrain_root, plan.name), data_dir,
@@ -493,10 +504,11 @@ def run_study(output_dir: str, corpus: str, glue_dir: str,
           init_tower=study_encoder.tower)
       runs.extend(_task_runs(summary, study_encoder, pretraining_metrics,
                              settings))
-      progress.finetuned(new_runs, time.monotonic() - task_started,
-                         f"fine-tuned {study_encoder.id} on {task_name}: "
-                         f"{summary['score_key']} median "
-                         f"{summary['median'][summary['score_key']]:.4f}")
+      progress.finetuned(
+          task_name, new_runs, time.monotonic() - task_started,
+          f"fine-tuned {study_encoder.id} on {task_name}: "
+          f"{summary['score_key']} median "
+          f"{summary['median'][summary['score_key']]:.4f}")
       results = _results(runs, plans, encoder, settings, task_names,
                          time.monotonic() - started, pretrained_from)
       study_report.write_report(output_dir, results)
