@@ -4,16 +4,19 @@ The paper's central figure in miniature (Clark et al., 2020, Figures 1, 3 and
 4): GLUE dev score against pretraining FLOPs, one line per pretraining variant,
 a randomly initialised encoder at zero FLOPs. One call:
 
-1. builds (or reuses) the vocabulary and the pretraining records from a corpus;
+1. builds (or reuses) the vocabulary and the pretraining records from a corpus
+   (`study_pretraining`);
 2. pretrains the same discriminator once per variant to the same training
-   FLOPs (`study_plan`), keeping a checkpoint at each fraction of the budget;
+   FLOPs (`study_plan`), keeping a checkpoint at each fraction of the budget
+   (`study_pretraining`);
 3. fine-tunes a random initialisation and every kept checkpoint (the whole
    budget's first, then the smaller fractions) on each task with several
    seeds (the median over seeds is the score);
 4. probes every encoder frozen (`linear_probe`: a linear model on its
    features, no fine-tuning), to tell what pretraining learned from how well
    the weights fine-tune;
-5. writes `results.json`, `results.md` and `results.png` (`study_report`).
+5. writes `results.json`, `results.md` and `results.png` (`study_report`),
+   with a progress line and ETA after each piece (`study_progress`).
 
 Layout of `output_dir`:
 
@@ -37,10 +40,8 @@ checkpoint. Results are rewritten after every task, so a stopped study leaves
 what it has measured.
 """
 
-import contextlib
 import dataclasses
 import os
-import statistics
 import time
 from typing import Callable, NamedTuple, Optional, Sequence
 
@@ -52,9 +53,10 @@ from official_electra.data import glue
 from official_electra.experiments import linear_probe
 from official_electra.experiments import paired_comparison
 from official_electra.experiments import study_plan
+from official_electra.experiments import study_pretraining
+from official_electra.experiments import study_progress
 from official_electra.experiments import study_report
 from official_electra.experiments import task_text
-from official_electra.experiments import training_curves
 from official_electra.finetuning import glue_family
 from official_electra.finetuning import outputs
 from official_electra.finetuning import tasks as tasks_lib
@@ -63,18 +65,12 @@ from official_electra.modeling import checkpoints
 from official_electra.modeling import objectives
 from official_electra.modeling import pretrained
 from official_electra.tokenization import wordpiece_tokenizer
-from official_electra.training import pretraining_run
-from tfrecords_tools import build_pretraining_dataset
 from tfrecords_tools import build_vocab
 
-KEPT_DIR = "kept"
 SELECTION_PROBE_DIR = "selection_probe"
 TASK_TEXT_FILE = "task_text.txt"
-PRETRAINING_METRICS_FILE = "pretraining_metrics.json"
 RANDOM_INIT = study_report.RANDOM_INIT
 DISCRIMINATOR, GENERATOR = pretrained.TOWERS
-# Pretraining metrics at a kept step: the mean of this many last log records.
-_METRIC_RECORDS = 10
 
 
 class _Encoder(NamedTuple):
@@ -147,172 +143,6 @@ class StudySettings:
   finetune_generators: Sequence[str] = ()
 
 
-def prepare_data(corpus, output_dir, settings, vocab_file=None, log=print):
-  """Builds (or reuses) the vocabulary and records; returns their paths.
-
-  The dataset build recognises a finished dataset of the same inputs and flags
-  (`dataset_info.json`) and returns it without rereading the corpus.
-  """
-  if vocab_file is None:
-    vocab_file = os.path.join(output_dir, "vocab.txt")
-    if not tf.io.gfile.exists(vocab_file):
-      log(f"vocabulary: learning up to {settings.vocab_size} WordPiece tokens "
-          f"from {corpus}")
-      # Written through a temporary name (`files.write_text`).
-      build_vocab.build_vocab(corpus, vocab_file, settings.vocab_size,
-                              settings.lower_case, settings.vocab_max_words)
-  data_dir = os.path.join(output_dir, "data")
-  log(f"records: {corpus} -> {data_dir}")
-  build_pretraining_dataset.build_pretraining_dataset(
-      corpus, vocab_file, data_dir,
-      max_seq_length=settings.pretraining["max_seq_length"],
-      lower_case=settings.lower_case, num_shards=settings.num_shards,
-      num_workers=min(2, os.cpu_count() or 1))
-  return vocab_file, data_dir
-
-
-def _pretrained_vocab(source_dir):
-  """The vocabulary of the study in `source_dir` (`pretrained_from`)."""
-  vocab_file = os.path.join(source_dir, "vocab.txt")
-  if not files.exists(vocab_file):
-    raise study_plan.StudyConfigError(
-        f"{source_dir}: no vocab.txt, so not a study's output_dir; pass "
-        "--pretrained_from=<the output_dir of a study that pretrained>")
-  return vocab_file
-
-
-def _check_pretrained(source_dir, plans):
-  """Every kept checkpoint `plans` need exists in `source_dir`.
-
-  Raises:
-    StudyConfigError: naming the first missing one.
-  """
-  for plan in plans:
-    for step in plan.checkpoint_steps:
-      kept_dir = _kept_dir(os.path.join(source_dir, "pretrain", plan.name),
-                           step)
-      if not _is_kept(kept_dir):
-        raise study_plan.StudyConfigError(
-            f"{kept_dir}: not kept, so --pretrained_from={source_dir} cannot "
-            f"give {plan.name} at step {step}: finish that study first, or "
-            "use its variants, pretraining settings, budget and checkpoint "
-            "fractions")
-
-
-def _vocab_size(vocab_file):
-  with tf.io.gfile.GFile(vocab_file) as vocab:
-    return sum(1 for _ in vocab)
-
-
-def _pretraining_metrics_at(model_dir, step):
-  """Mean of the last logged metrics up to `step`."""
-  records = [record for record in training_curves.read_metrics_log(model_dir)
-             if record["step"] <= step][-_METRIC_RECORDS:]
-  names = [name for name in records[-1] if name not in (
-      "step", "learning_rate", "examples_per_second", "tokens_per_second",
-      "train_flops")]
-  return {name: statistics.fmean(record[name] for record in records
-                                 if name in record) for name in names}
-
-
-def _kept_dir(model_dir, step):
-  return os.path.join(model_dir, KEPT_DIR, f"step_{step}")
-
-
-def _is_kept(kept_dir):
-  """Whether `kept_dir` is complete: its metrics file is published last."""
-  return files.exists(os.path.join(kept_dir, PRETRAINING_METRICS_FILE))
-
-
-def _keep_checkpoint(model_dir, step, metrics):
-  """Copies `ckpt-<step>` and what describes it into `kept/step_<step>/`.
-
-  The folder is built beside its final name and published whole
-  (`files.publish_folder`: one rename locally; on object stores, which have
-  no folder rename, file by file with the metrics file last, so `_is_kept`
-  never sees an unfinished folder).
-  """
-  kept_dir = _kept_dir(model_dir, step)
-  staging = files.staging_folder(kept_dir)
-  prefix = f"ckpt-{step}"
-  names = [os.path.basename(path) for path in
-           files.glob(os.path.join(model_dir, prefix + ".*"))]
-  names += [checkpoints.MODEL_CONFIG_FILE, pretraining_run.VOCAB_FILE]
-  for name in names:
-    files.copy(os.path.join(model_dir, name), os.path.join(staging, name))
-  # The state file names the prefix relative to its folder, so the folder
-  # can be renamed or copied (TensorFlow's `update_checkpoint_state` makes
-  # a wrong relative path of a URL such as `ram://`).
-  files.write_text(os.path.join(staging, "checkpoint"),
-                   f'model_checkpoint_path: "{prefix}"\n'
-                   f'all_model_checkpoint_paths: "{prefix}"\n')
-  files.write_json(os.path.join(staging, PRETRAINING_METRICS_FILE),
-                   {"step": step, **metrics})
-  files.publish_folder(staging, kept_dir, last=PRETRAINING_METRICS_FILE)
-  return kept_dir
-
-
-class _Progress:
-  """One line per finished piece of work, with an ETA for the whole study.
-
-  Pretraining time is extrapolated per FLOP of pretraining left, fine-tuning
-  time per run left of each task (their costs differ tenfold: SST-2's
-  training set is 18 times MRPC's), each from what this process has
-  measured so far.
-
-  Args:
-    pretraining_flops_left: training FLOPs still to pretrain.
-    finetuning_runs_left: `{task: fine-tuning runs still to make}`.
-    log: called with each line.
-  """
-
-  def __init__(self, pretraining_flops_left, finetuning_runs_left, log):
-    self._pretraining_flops_left = pretraining_flops_left
-    self._runs_left = dict(finetuning_runs_left)
-    self._seconds_per_flop = None
-    self._seconds_per_run = {}
-    self._started = time.monotonic()
-    self._log = log
-
-  def pretrained(self, train_flops, seconds, what):
-    self._pretraining_flops_left -= train_flops
-    if train_flops:
-      self._seconds_per_flop = seconds / train_flops
-    self._report(what)
-
-  def finetuned(self, task, runs, seconds, what):
-    self._runs_left[task] -= runs
-    if runs:
-      self._seconds_per_run[task] = seconds / runs
-    self._report(what)
-
-  def _report(self, what):
-    elapsed = time.monotonic() - self._started
-    pending = []
-    left = 0.0
-    if self._pretraining_flops_left > 0:
-      if self._seconds_per_flop is None:
-        pending.append("pretraining")
-      else:
-        left += self._pretraining_flops_left * self._seconds_per_flop
-    untimed = []
-    for task, runs in self._runs_left.items():
-      if runs > 0 and task not in self._seconds_per_run:
-        untimed.append(task)
-      elif runs > 0:
-        left += runs * self._seconds_per_run[task]
-    if untimed:
-      pending.append(f"fine-tuning {', '.join(untimed)}")
-    eta = f"ETA {_minutes(left)}" + (
-        f" + {' and '.join(pending)} (not timed yet)" if pending else "")
-    self._log(f"[study] {what} | {sum(self._runs_left.values())} fine-tuning "
-              f"runs left | elapsed {_minutes(elapsed)}, {eta}")
-
-
-def _minutes(seconds):
-  return f"{seconds / 60:.1f} min"
-
-
 def _study_encoders(plans, pretrain_root, settings):
   """Random init, then each plan's kept steps (and generators, when the
   settings fine-tune them), the whole budget first: the comparison the
@@ -324,8 +154,9 @@ def _study_encoders(plans, pretrain_root, settings):
     if plan.name in settings.finetune_generators:
       towers.append((f"{plan.name}_{GENERATOR}", GENERATOR))
     for step in plan.checkpoint_steps:
-      encoders += [_Encoder(variant, _kept_dir(model_dir, step), step,
-                            plan.train_flops_at(step), plan, tower)
+      kept_dir = study_pretraining.kept_folder(model_dir, step)
+      encoders += [_Encoder(variant, kept_dir, step, plan.train_flops_at(step),
+                            plan, tower)
                    for variant, tower in towers]
   encoders.sort(key=lambda e: -e.step / e.plan.num_train_steps)
   return [_Encoder(RANDOM_INIT, None, 0, 0.0, None, DISCRIMINATOR)] + encoders
@@ -350,60 +181,6 @@ def _check_generator_variants(plans, names):
           f"efficiency_study.finetune_generators names {name!r}, which "
           "trains no generator network; name a variant that does (e.g. "
           "'electra')")
-
-
-def _pretrain(plan, model_dir, data_dir, vocab_file, encoder, strategy,
-              progress):
-  """Runs one variant to each kept step (its `_kept_dir`).
-
-  Raises:
-    preemption.Preempted: on SIGTERM, after pretraining's own checkpoint.
-  """
-  for step in plan.checkpoint_steps:
-    kept_dir = _kept_dir(model_dir, step)
-    if not _is_kept(kept_dir):
-      started = time.monotonic()
-      first_step = _latest_step(model_dir)
-      with _dtype_policy(plan.settings.get("mixed_precision", "float32")):
-        pretraining_run.run_pretraining(
-            model_dir=model_dir, train_data=data_dir, vocab_file=vocab_file,
-            encoder=encoder, strategy=strategy,
-            num_train_steps=plan.num_train_steps, stop_after_steps=step,
-            progress_bar=False, **plan.settings)
-      _keep_checkpoint(model_dir, step,
-                       _pretraining_metrics_at(model_dir, step))
-      progress.pretrained(plan.train_flops_between(first_step, step),
-                          time.monotonic() - started,
-                          f"pretrained {plan.name} to step {step} of "
-                          f"{plan.num_train_steps}")
-
-
-@contextlib.contextmanager
-def _dtype_policy(name):
-  """Pretraining under the Keras policy `name`; fine-tuning stays float32."""
-  previous = tf_keras.mixed_precision.global_policy()
-  tf_keras.mixed_precision.set_global_policy(name)
-  try:
-    yield
-  finally:
-    tf_keras.mixed_precision.set_global_policy(previous)
-
-
-def _latest_step(model_dir):
-  latest = tf.train.latest_checkpoint(model_dir)
-  return int(latest.rsplit("-", 1)[1]) if latest else 0
-
-
-def _pretraining_flops_left(plan, model_dir):
-  """FLOPs of the steps not yet trained towards the kept steps still missing."""
-  done = _latest_step(model_dir)
-  left = 0
-  for previous, step in zip((0,) + plan.checkpoint_steps[:-1],
-                            plan.checkpoint_steps):
-    if not _is_kept(_kept_dir(model_dir, step)):
-      start = max(previous, done)
-      left += plan.train_flops_between(start, max(start, step))
-  return left
 
 
 def _finetuning_runs_left(finetune_dir, encoder_ids, task_names, num_seeds):
@@ -446,22 +223,24 @@ def run_study(output_dir: str, corpus: str, glue_dir: str,
 
   if pretrained_from:
     # Nothing to build: that study's vocabulary and kept checkpoints.
-    vocab_file, data_dir = _pretrained_vocab(pretrained_from), None
-    encoder, plans = make_plans(_vocab_size(vocab_file))
-    _check_pretrained(pretrained_from, plans)
+    vocab_file = study_pretraining.pretrained_vocab(pretrained_from)
+    data_dir = None
+    encoder, plans = make_plans(study_pretraining.vocab_size(vocab_file))
+    study_pretraining.check_pretrained(pretrained_from, plans)
     log(f"[study] no pretraining here: the kept checkpoints of "
         f"{pretrained_from}")
     tf.io.gfile.makedirs(output_dir)
   else:
     # Settings that cannot work fail now, not after the data is built.
-    make_plans(_vocab_size(vocab_file) if vocab_file else settings.vocab_size)
+    make_plans(study_pretraining.vocab_size(vocab_file) if vocab_file
+               else settings.vocab_size)
     tf.io.gfile.makedirs(output_dir)
     if settings.task_text_copies:
       corpus = _with_task_text(corpus, output_dir, glue_dir, task_names,
                                settings.task_text_copies, log)
-    vocab_file, data_dir = prepare_data(corpus, output_dir, settings,
-                                        vocab_file, log)
-    encoder, plans = make_plans(_vocab_size(vocab_file))
+    vocab_file, data_dir = study_pretraining.prepare_data(
+        corpus, output_dir, settings, vocab_file, log)
+    encoder, plans = make_plans(study_pretraining.vocab_size(vocab_file))
   pretrain_root = os.path.join(pretrained_from or output_dir, "pretrain")
   for plan in plans:
     log(f"[study] {plan.name}: {plan.num_train_steps} steps of "
@@ -471,16 +250,18 @@ def run_study(output_dir: str, corpus: str, glue_dir: str,
   finetune_dir = os.path.join(output_dir, "finetune")
   encoders = _study_encoders(plans, pretrain_root, settings)
   pretraining_left = sum(
-      _pretraining_flops_left(plan, os.path.join(pretrain_root, plan.name))
+      study_pretraining.pretraining_flops_left(
+          plan, os.path.join(pretrain_root, plan.name))
       for plan in plans)
-  progress = _Progress(pretraining_left, {
+  progress = study_progress.Progress(pretraining_left, {
       task: _finetuning_runs_left(finetune_dir, [e.id for e in encoders],
                                   [task], settings.num_seeds)
       for task in task_names}, log)
 
   for plan in plans:
-    _pretrain(plan, os.path.join(pretrain_root, plan.name), data_dir,
-              vocab_file, encoder, strategy, progress)
+    study_pretraining.pretrain(
+        plan, os.path.join(pretrain_root, plan.name), data_dir, vocab_file,
+        encoder, strategy, progress)
   tokenizer = wordpiece_tokenizer.WordpieceTokenizer(
       vocab_file, lower_case=settings.lower_case)
   runs = []
@@ -491,7 +272,7 @@ def run_study(output_dir: str, corpus: str, glue_dir: str,
         encoder if kept_dir is None else
         checkpoints.recorded_encoder_config(kept_dir, study_encoder.tower))
     pretraining_metrics = {} if kept_dir is None else files.read_json(
-        os.path.join(kept_dir, PRETRAINING_METRICS_FILE))
+        os.path.join(kept_dir, study_pretraining.PRETRAINING_METRICS_FILE))
     for task_name in task_names:
       task_started = time.monotonic()
       new_runs = _finetuning_runs_left(finetune_dir, [study_encoder.id],
@@ -529,8 +310,8 @@ def run_study(output_dir: str, corpus: str, glue_dir: str,
     study_report.write_report(output_dir, results)
   written = [study_report.RESULTS_FILE, study_report.TABLE_FILE] + (
       [study_report.FIGURE_FILE] if runs else [])
-  log(f"[study] done in {_minutes(time.monotonic() - started)}: " +
-      ", ".join(os.path.join(output_dir, name) for name in written))
+  elapsed = study_progress.minutes(time.monotonic() - started)
+  log(f"[study] done in {elapsed}: " + ", ".join(os.path.join(output_dir, name) for name in written))
   return results
 
 

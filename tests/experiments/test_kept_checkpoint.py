@@ -7,7 +7,7 @@ import pytest
 import tensorflow as tf
 
 from official_electra import files
-from official_electra.experiments import efficiency_study
+from official_electra.experiments import study_pretraining
 
 
 def _model_dir(root):
@@ -33,9 +33,9 @@ def test_a_kept_checkpoint_is_complete_and_restores(tmp_path, where):
   root = (str(tmp_path / "run") if where == "local"
           else f"ram://study-{uuid.uuid4().hex}/run")
   model_dir = _model_dir(root)
-  kept_dir = efficiency_study._keep_checkpoint(model_dir, 5, {"disc_auc": 0.7})
+  kept_dir = study_pretraining.keep_checkpoint(model_dir, 5, {"disc_auc": 0.7})
   assert kept_dir == os.path.join(model_dir, "kept", "step_5")
-  assert efficiency_study._is_kept(kept_dir)
+  assert study_pretraining.is_kept(kept_dir)
   assert sorted(tf.io.gfile.listdir(kept_dir)) == sorted(
       ["checkpoint", "ckpt-5.index", "ckpt-5.data-00000-of-00001",
        "model_config.json", "vocab.txt", "pretraining_metrics.json"])
@@ -49,7 +49,7 @@ def test_a_kept_checkpoint_is_complete_and_restores(tmp_path, where):
 
 def test_the_kept_folder_restores_after_it_is_moved(tmp_path):
   model_dir = _model_dir(str(tmp_path / "run"))
-  kept_dir = efficiency_study._keep_checkpoint(model_dir, 5, {})
+  kept_dir = study_pretraining.keep_checkpoint(model_dir, 5, {})
   moved = tmp_path / "elsewhere"
   os.rename(kept_dir, moved)
   assert _restored(str(moved)) == [1.5, -2.0]
@@ -59,6 +59,6 @@ def test_a_folder_without_its_metrics_file_is_not_kept(tmp_path):
   # What an object store's file-by-file publish leaves when it dies: every
   # file but the one copied last.
   model_dir = _model_dir(str(tmp_path / "run"))
-  kept_dir = efficiency_study._keep_checkpoint(model_dir, 5, {})
+  kept_dir = study_pretraining.keep_checkpoint(model_dir, 5, {})
   os.remove(os.path.join(kept_dir, "pretraining_metrics.json"))
-  assert not efficiency_study._is_kept(kept_dir)
+  assert not study_pretraining.is_kept(kept_dir)

@@ -2,13 +2,13 @@
 
 from unittest import mock
 
-from official_electra.experiments import efficiency_study
+from official_electra.experiments import study_progress
 
 
 def _progress(runs_left):
   lines = []
   with mock.patch("time.monotonic", return_value=0.0):
-    progress = efficiency_study._Progress(0, runs_left, lines.append)
+    progress = study_progress.Progress(0, runs_left, lines.append)
   return progress, lines
 
 
