@@ -58,6 +58,7 @@ import os
 import sys
 import tempfile
 import time
+from typing import NamedTuple
 
 from absl import app
 from absl import flags
@@ -108,6 +109,29 @@ def _fingerprint(settings: dict) -> str:
       json.dumps(settings, sort_keys=True).encode()).hexdigest()
 
 
+class _Fingerprints(NamedTuple):
+  """The fingerprints that name one build's inputs and flags.
+
+  Attributes:
+    current: this version's, of the inputs' paths with their symbolic links
+      resolved, so every spelling of a file (relative, absolute, through a
+      linked folder) names one build.
+    same_layout: every fingerprint of this build with today's shard layout:
+      `current` and that of earlier versions, which fingerprinted the paths
+      as the --input pattern spelled them.
+    contiguous: the fingerprints of the build laid out by versions before
+      `_SHARD_LAYOUT` (shard k the k-th slice of the corpus), either spelling.
+  """
+  current: str
+  same_layout: frozenset
+  contiguous: frozenset
+
+
+def _canonical(path: str) -> str:
+  """A local path with its symbolic links resolved; a URL as it is."""
+  return os.path.realpath(path) if files_lib.is_local(path) else path
+
+
 class _InProcessResult:
   """The `AsyncResult` interface for work done in this process."""
 
@@ -143,10 +167,10 @@ class _Progress:
          f"{self.counts['num_examples']:,} examples {rate:,.0f} tokens/s")
 
 
-def _inputs_and_fingerprint(input_patterns, vocab_file, max_seq_length,
-                            lower_case, num_shards, seed):
-  """`((vocabulary, corpus files, skipped files, settings), fingerprint)`:
-  the fingerprint names the dataset these inputs and flags give.
+def _inputs_and_fingerprints(input_patterns, vocab_file, max_seq_length,
+                             lower_case, num_shards, seed):
+  """`((vocabulary, corpus files, skipped files), _Fingerprints)`: the
+  fingerprints name the dataset these inputs and flags give.
 
   Raises:
     BuildError, VocabularyError: no usable corpus or vocabulary.
@@ -160,13 +184,21 @@ def _inputs_and_fingerprint(input_patterns, vocab_file, max_seq_length,
     raise BuildError(f"no text in --input={input_patterns!r}: "
                      f"{corpus_reader.describe_skipped(skipped)}; point it at "
                      "UTF-8 text files")
-  settings = {
+  flags_used = {
       "format": dataset_info_lib.FORMAT_VERSION,
       "vocab_sha256": vocabulary.sha256, "lower_case": bool(lower_case),
       "max_seq_length": max_seq_length, "num_shards": num_shards,
-      "seed": seed, "inputs": [[f.path, f.num_bytes] for f in files]}
-  fingerprint = _fingerprint({**settings, "shard_layout": _SHARD_LAYOUT})
-  return (vocabulary, files, skipped, settings), fingerprint
+      "seed": seed}
+  resolved, spelled = (
+      {**flags_used, "inputs": [[name(f.path), f.num_bytes] for f in files]}
+      for name in (_canonical, str))
+  layout = {"shard_layout": _SHARD_LAYOUT}
+  fingerprints = _Fingerprints(
+      current=_fingerprint({**resolved, **layout}),
+      same_layout=frozenset(_fingerprint({**settings, **layout})
+                            for settings in (resolved, spelled)),
+      contiguous=frozenset(map(_fingerprint, (resolved, spelled))))
+  return (vocabulary, files, skipped), fingerprints
 
 
 def build_pretraining_dataset(
@@ -200,9 +232,9 @@ def build_pretraining_dataset(
         input_patterns, vocab_file, output_dir, max_seq_length=max_seq_length,
         lower_case=lower_case, num_shards=num_shards, num_workers=num_workers,
         seed=seed)
-  (vocabulary, files, skipped, settings), fingerprint = (
-      _inputs_and_fingerprint(input_patterns, vocab_file, max_seq_length,
-                              lower_case, num_shards, seed))
+  (vocabulary, files, skipped), fingerprints = (
+      _inputs_and_fingerprints(input_patterns, vocab_file, max_seq_length,
+                               lower_case, num_shards, seed))
   total_bytes = sum(f.num_bytes for f in files)
   try:
     os.makedirs(output_dir, exist_ok=True)
@@ -212,8 +244,9 @@ def build_pretraining_dataset(
   existing = dataset_info_lib.read_dataset_info(output_dir)
   damaged = None
   if existing is not None:
-    contiguous = existing.build_fingerprint == _fingerprint(settings)
-    if existing.build_fingerprint != fingerprint and not contiguous:
+    contiguous = existing.build_fingerprint in fingerprints.contiguous
+    if (existing.build_fingerprint not in fingerprints.same_layout and
+        not contiguous):
       raise BuildError(
           f"{output_dir} holds a finished dataset built from other inputs or "
           "flags: use an empty --output_dir or delete it")
@@ -232,8 +265,9 @@ def build_pretraining_dataset(
 
   if damaged == {}:  # A dataset from before checksums: record them.
     return _finish_repair(existing, None, damaged, output_dir)
-  shards = shard_writer.ShardSet(output_dir, num_shards, fingerprint,
-                                 total_bytes, targets=damaged)
+  shards = shard_writer.ShardSet(
+      output_dir, num_shards, fingerprints.current, total_bytes,
+      targets=damaged, earlier_fingerprints=fingerprints.same_layout)
   totals, token_counts = _write_shards(
       files, total_bytes, shards, vocabulary.size, num_workers,
       worker_args=(vocabulary.path, bool(lower_case), max_seq_length, seed))
@@ -257,7 +291,7 @@ def build_pretraining_dataset(
       shard_examples=shards.shard_examples,
       token_counts_file=dataset_info_lib.TOKEN_COUNTS_FILENAME,
       input_files=[f.path for f in files], skipped_files=skipped,
-      build_fingerprint=fingerprint,
+      build_fingerprint=fingerprints.current,
       **{name: int(totals[name]) for name in _COUNT_NAMES})
   info.write(output_dir)
   shards.remove_state()
@@ -363,10 +397,10 @@ def _build_and_upload(input_patterns, vocab_file, output_dir, **options):
   """
   existing = dataset_info_lib.read_dataset_info(output_dir)
   if existing is not None:
-    _, fingerprint = _inputs_and_fingerprint(
+    _, fingerprints = _inputs_and_fingerprints(
         input_patterns, vocab_file, options["max_seq_length"],
         options["lower_case"], options["num_shards"], options["seed"])
-    if existing.build_fingerprint != fingerprint:
+    if existing.build_fingerprint not in fingerprints.same_layout:
       raise BuildError(
           f"{output_dir} holds a finished dataset built from other inputs or "
           "flags: use an empty --output_dir or delete it")

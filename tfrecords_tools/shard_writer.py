@@ -78,13 +78,16 @@ class ShardSet:
   """The rotated round-robin shards of one build; see the module."""
 
   def __init__(self, output_dir: str, num_shards: int, fingerprint: str,
-               total_bytes: int, targets: Optional[Iterable[int]] = None):
+               total_bytes: int, targets: Optional[Iterable[int]] = None,
+               earlier_fingerprints: Iterable[str] = ()):
     """Args: the directory, the shard count, the build's fingerprint, the
-    corpus's bytes, and the shards to write (default: all; a repair writes
-    the damaged ones)."""
+    corpus's bytes, the shards to write (default: all; a repair writes
+    the damaged ones), and other fingerprints that name this same build (an
+    earlier version's), whose unfinished state `resume` goes on from."""
     self._output_dir = output_dir
     self._num_shards = num_shards
     self._fingerprint = fingerprint
+    self._same_build = {fingerprint, *earlier_fingerprints}
     self._rotation_points = rotation_points(total_bytes, num_shards)
     self._targets = sorted(range(num_shards) if targets is None else targets)
     self._state_dir = os.path.join(output_dir, _STATE_DIRECTORY)
@@ -137,7 +140,7 @@ class ShardSet:
       BuildError: the directory holds shards or a state of another build.
     """
     state = self._read_state()
-    if state is not None and state["fingerprint"] != self._fingerprint:
+    if state is not None and state["fingerprint"] not in self._same_build:
       raise BuildError(
           f"{self._output_dir} holds an unfinished build with other inputs, "
           "vocabulary or flags: use an empty --output_dir or delete it")

@@ -176,7 +176,10 @@ def _check_generator_variants(plans, names):
           f"efficiency_study.finetune_generators names {name!r}, which this "
           f"study does not pretrain ({', '.join(by_name)}); add it to "
           "--variants or drop it from finetune_generators")
-    if not _has_generator(by_name[name]):
+    settings = by_name[name].settings
+    if not objectives.get(settings["objective"]).has_generator_network(
+        settings.get("uniform_generator", False),
+        settings.get("unigram_generator", False)):
       raise study_plan.StudyConfigError(
           f"efficiency_study.finetune_generators names {name!r}, which "
           "trains no generator network; name a variant that does (e.g. "
@@ -392,14 +395,6 @@ def _frozen_encoder(random_encoder, study_encoder):
     return trainer.build_encoder(random_encoder)
   return pretrained.load_encoder(study_encoder.kept_dir,
                                  tower=study_encoder.tower)
-
-
-def _has_generator(plan):
-  """Whether the plan's variant trains a generator network."""
-  settings = plan.settings
-  return objectives.get(settings["objective"]).has_generator_network(
-      settings.get("uniform_generator", False),
-      settings.get("unigram_generator", False))
 
 
 def _budget_fraction(study_encoder, settings):

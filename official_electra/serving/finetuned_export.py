@@ -39,7 +39,7 @@ def export_finetuned(finetuned_dir: str, export_dir: str) -> str:
     ExportError: unusable input, an unknown family, or `export_dir` exists.
     op_allowlist.UnservableOpsError: the graph needs ops TF Serving lacks.
   """
-  run_dir = finetuned_runs.run_to_export(finetuned_dir, export_dir)
+  run_dir = finetuned_runs.resolve_finetuned_run(finetuned_dir)
   try:
     family = finetuned_checkpoint.read_description(run_dir)["family"]
   except errors.CheckpointError as error:

@@ -216,6 +216,43 @@ def test_a_dataset_of_contiguous_shards_is_checked_but_not_rebuilt(
   assert not (old / ".build_state").exists()
 
 
+def test_every_spelling_of_the_inputs_names_one_build(
+    built, corpus, bert_vocab_file, tmp_path):
+  """The corpus reached through a linked folder, or by a relative path, is
+  the same input: a rerun reuses the dataset. A dataset whose fingerprint
+  an earlier version took of the paths as spelled is reused by a rerun that
+  spells them the same way."""
+  output_dir = tmp_path / "out"
+  shutil.copytree(built[0], output_dir)
+  linked = tmp_path / "linked"
+  linked.symlink_to(corpus.parent, target_is_directory=True)
+  before = _shard_bytes(output_dir)
+  rerun = lambda corpus_path: build_lib.build_pretraining_dataset(
+      corpus_path, str(bert_vocab_file), str(output_dir), max_seq_length=_SEQ,
+      num_shards=_NUM_SHARDS, num_workers=0, seed=3)
+  assert rerun(str(linked / corpus.name)) == built[1]
+  assert rerun(os.path.relpath(corpus)) == built[1]
+  # An earlier version's fingerprint of the linked spelling.
+  info_path = output_dir / dataset_info_lib.DATASET_INFO_FILENAME
+  fields = json.loads(info_path.read_text())
+  spelled_settings = {
+      "format": 1, "vocab_sha256": fields["vocab_sha256"],
+      "lower_case": True, "max_seq_length": _SEQ, "num_shards": _NUM_SHARDS,
+      "seed": 3, "inputs": [[str(linked / corpus.name),
+                             corpus.stat().st_size]],
+      "shard_layout": "rotated_round_robin"}
+  fields["build_fingerprint"] = hashlib.sha256(
+      json.dumps(spelled_settings, sort_keys=True).encode()).hexdigest()
+  info_path.write_text(json.dumps(fields))
+  assert rerun(str(linked / corpus.name)) == (
+      dataset_info_lib.read_dataset_info(str(output_dir)))
+  assert _shard_bytes(output_dir) == before
+  with pytest.raises(BuildError, match="other inputs or flags"):
+    build_lib.build_pretraining_dataset(
+        str(linked / corpus.name), str(bert_vocab_file), str(output_dir),
+        max_seq_length=_SEQ, num_shards=_NUM_SHARDS, num_workers=0, seed=5)
+
+
 def test_formats_and_bad_input(tmp_path, bert_vocab_file):
   text = "The first document.\nIts second line.\n\nAnother document here.\n"
   inputs = tmp_path / "in"

@@ -136,6 +136,20 @@ def test_resume_goes_on_after_the_last_commit(tmp_path):
   assert not list(output_dir.glob("*.tmp"))
 
 
+def test_resume_goes_on_from_an_earlier_fingerprint_of_the_same_build(
+    tmp_path):
+  shards = _shard_set(tmp_path, fingerprint="earlier")
+  shards.resume()
+  _add(shards, 0, len(_RECORDS) // 2)
+  shards.commit({"next": len(_RECORDS) // 2})
+  again = shard_writer.ShardSet(str(tmp_path), _NUM_SHARDS, "f",
+                                _TOTAL_BYTES, earlier_fingerprints={"earlier"})
+  assert again.resume() == {"next": len(_RECORDS) // 2}
+  with pytest.raises(BuildError, match="unfinished build with other inputs"):
+    shard_writer.ShardSet(str(tmp_path), _NUM_SHARDS, "f", _TOTAL_BYTES,
+                          earlier_fingerprints={"other"}).resume()
+
+
 def test_resume_refuses_another_build(tmp_path):
   shards = _shard_set(tmp_path)
   shards.resume()
