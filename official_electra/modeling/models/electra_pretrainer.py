@@ -1,25 +1,26 @@
 """ELECTRA pretraining: replaced token detection and the paper's ablations."""
 
-import numpy as np
 import tensorflow as tf
 import tf_keras
 
 from official_electra.modeling import objectives
 from official_electra.modeling.layers import dynamic_masking
-from official_electra.modeling.layers import span_masking
-from official_electra.modeling.layers import elementwise_gradients
+from official_electra.modeling.layers import fixed_replacements
 from official_electra.modeling.layers import replaced_token_sampler
+from official_electra.modeling.layers import span_masking
+from official_electra.modeling.models import gradient_accumulation
 from official_electra.modeling.models import gradient_clipping
+from official_electra.modeling.models import objective_losses
+from official_electra.modeling.models import pretrainer_checks
 from official_electra.modeling.models import pretraining_losses
 from official_electra.modeling.models import pretraining_metrics
-
-# The log-probability of an id the unigram generator never draws.
-_NEVER = -1e30
+from official_electra.modeling.models import two_stage
 # The objectives of Clark et al. (2020), each described by its spec
 # (`objectives.SPECS`).
 OBJECTIVES = objectives.OBJECTIVES
 # Two-Stage ELECTRA's stages: the generator alone, then the discriminator.
-GENERATOR_STAGE, DISCRIMINATOR_STAGE = 1, 2
+GENERATOR_STAGE = two_stage.GENERATOR_STAGE
+DISCRIMINATOR_STAGE = two_stage.DISCRIMINATOR_STAGE
 
 
 @tf_keras.utils.register_keras_serializable(package="official_electra")
@@ -138,56 +139,16 @@ class ElectraPretrainer(tf_keras.Model):
     super().__init__(**kwargs)
     spec = objectives.get(objective)
     objective = spec.name
-    if model is None:
-      raise ValueError("the pretrainer needs the ElectraModel it trains")
-    discriminator_network = getattr(model, "discriminator_network", None)
+    pretrainer_checks.check_arguments(
+        spec, model, mask_token_id=mask_token_id,
+        max_predictions_per_seq=max_predictions_per_seq,
+        uniform_generator=uniform_generator, unigram_counts=unigram_counts,
+        disallow_correct=disallow_correct, masking_draws=masking_draws,
+        masking_scheme=masking_scheme,
+        adversarial_mle_steps=adversarial_mle_steps,
+        gradient_accumulation_steps=gradient_accumulation_steps)
+    discriminator_network = model.discriminator_network
     generator_network = getattr(model, "generator_network", None)
-    needed = set(spec.heads(generator_network is not None))
-    if not needed <= set(model.heads):
-      raise ValueError(f"objective {objective!r} trains the heads "
-                       f"{sorted(needed)}; the model has {list(model.heads)}")
-    if discriminator_network is None:
-      raise ValueError("the pretrainer needs a discriminator network")
-    if mask_token_id is None or max_predictions_per_seq is None:
-      raise ValueError("pass mask_token_id and max_predictions_per_seq")
-    if not spec.samples_replacements and (generator_network is not None or
-                                          uniform_generator):
-      raise ValueError(f"objective {objective!r} trains the discriminator "
-                       "network as a masked LM: pass generator_network=None "
-                       "and uniform_generator=False")
-    samplers = [generator_network is not None, bool(uniform_generator),
-                unigram_counts is not None]
-    if not spec.samples_replacements and unigram_counts is not None:
-      raise ValueError(f"objective {objective!r} has no generator: pass "
-                       "unigram_counts=None")
-    if spec.samples_replacements and sum(samplers) != 1:
-      raise ValueError(f"objective {objective!r} needs either a "
-                       "generator_network, uniform_generator=True or "
-                       "unigram_counts (exactly one)")
-    if unigram_counts is not None and disallow_correct:
-      raise ValueError("disallow_correct is not available with a unigram "
-                       "generator")
-    if spec.sampler == objectives.GENERATOR_NETWORK and (
-        generator_network is None):
-      raise ValueError(f"objective {objective!r} trains a generator network: "
-                       "pass generator_network (not a uniform or unigram "
-                       "sampler)")
-    if not spec.ties_embeddings and (
-        generator_network.embedding_layer is
-        discriminator_network.embedding_layer):
-      raise ValueError(f"objective {objective!r} copies one tower into the "
-                       "other: give the two networks their own embeddings "
-                       "(not tied)")
-    if adversarial_mle_steps and not spec.reinforce:
-      raise ValueError("adversarial_mle_steps is for objective "
-                       f"'adversarial', not {objective!r}")
-    if masking_scheme not in span_masking.SCHEMES:
-      raise ValueError(f"unknown masking_scheme {masking_scheme!r}; choose "
-                       f"one of {span_masking.SCHEMES}")
-    if masking_scheme != "tokens" and masking_draws != "without_replacement":
-      raise ValueError(f"masking_draws={masking_draws!r} is for "
-                       "masking_scheme='tokens', not "
-                       f"{masking_scheme!r}")
     self._config = {
         "model": model,
         "mask_token_id": mask_token_id,
@@ -236,8 +197,8 @@ class ElectraPretrainer(tf_keras.Model):
     self.disallow_correct = disallow_correct
     self.unigram_log_probabilities = (
         None if unigram_counts is None else
-        _unigram_log_probabilities(unigram_counts, self.vocab_size,
-                                   excluded_token_ids))
+        fixed_replacements.unigram_log_probabilities(
+            unigram_counts, self.vocab_size, excluded_token_ids))
     self.sampler = replaced_token_sampler.ReplacedTokenSampler(
         temperature, disallow_correct=disallow_correct)
     # The weights' objects, under the model's attribute names (the
@@ -245,9 +206,6 @@ class ElectraPretrainer(tf_keras.Model):
     for name, part in model.parts().items():
       setattr(self, name, part)
     self.adversarial_mle_steps = int(adversarial_mle_steps)
-    if int(gradient_accumulation_steps) < 1:
-      raise ValueError("gradient_accumulation_steps must be at least 1, got "
-                       f"{gradient_accumulation_steps}")
     self.gradient_accumulation_steps = int(gradient_accumulation_steps)
     # Two-Stage's stage: a variable (saved with the checkpoint) and its value
     # when the train step was last traced (`_traced_stage`).
@@ -344,9 +302,12 @@ class ElectraPretrainer(tf_keras.Model):
       sampled_ids = self.sampler(outputs["generator_logits"], seed=seeds[:, 1],
                                  **originals)
     elif self.unigram_log_probabilities is not None:
-      sampled_ids = self._sample_unigram(outputs["masked_ids"], seeds[:, 1])
+      sampled_ids = fixed_replacements.sample_unigram(
+          self.unigram_log_probabilities, outputs["masked_ids"], seeds[:, 1])
     else:
-      sampled_ids = self._sample_uniformly(outputs["masked_ids"], seeds[:, 1])
+      sampled_ids = fixed_replacements.sample_uniformly(
+          outputs["masked_ids"], seeds[:, 1], self.vocab_size,
+          self.disallow_correct)
     weights = outputs["masked_weights"]
     sampled_ids = tf.cast(sampled_ids, input_ids.dtype)
     # Only real slots write; a position drawn twice (`with_replacement`) gets
@@ -379,116 +340,21 @@ class ElectraPretrainer(tf_keras.Model):
       outputs["copy_logits"] = self.copy_head(main_sequence)
     return outputs
 
-  def _sample_unigram(self, masked_ids, seed):
-    """Replacement ids drawn from the unigram distribution, int32 `[batch, N]`
-    (independent draws, one per slot)."""
-    shape = tf.shape(masked_ids)
-    draws = tf.random.stateless_categorical(
-        self.unigram_log_probabilities[tf.newaxis], shape[0] * shape[1],
-        seed=seed, dtype=tf.int32)
-    return tf.reshape(draws, shape)
-
-  def _sample_uniformly(self, masked_ids, seed):
-    """Uniform replacement ids, int32 `[batch, N]` (the uniform generator).
-
-    With `disallow_correct`, uniform over the other `vocab_size - 1` ids.
-    """
-    if not self.disallow_correct:
-      return tf.random.stateless_uniform(
-          tf.shape(masked_ids), seed=seed, maxval=self.vocab_size,
-          dtype=tf.int32)
-    others = tf.random.stateless_uniform(
-        tf.shape(masked_ids), seed=seed, maxval=self.vocab_size - 1,
-        dtype=tf.int32)
-    return others + tf.cast(others >= tf.cast(masked_ids, tf.int32), tf.int32)
-
   def compute_pretraining_losses(self, inputs, outputs, stage=None,
                                  denominators=None):
-    """Weighted losses of the objective.
-
-    Args:
-      inputs: the batch.
-      outputs: `_forward`'s outputs.
-      stage: Two-Stage's stage (`GENERATOR_STAGE`: the MLM loss alone;
-        `DISCRIMINATOR_STAGE`: the RTD loss alone, the generator's MLM loss
-        reported but not added), or None.
-      denominators: for one micro-batch of an accumulated step, the global
-        sums over the whole batch of the masked slots' weights (`masked`) and
-        of the tokens' (`tokens`), so that the micro-batches' losses add up
-        to the whole batch's; None for the batch's own sums.
-
-    Returns:
-      dict with the float32 scalar `loss` (the weighted total, this replica's
-      share of the global-batch loss) and, for each component present
-      (`generator`, `discriminator`, `main_mlm`, and for `adversarial`
-      `reinforce` and `baseline`), a pair `(scalar loss, per-item loss)`.
-    """
-    masked = tokens = None
-    if denominators is not None:
-      masked, tokens = denominators["masked"], denominators["tokens"]
-    discriminator_denominator = (masked if self.spec.rtd_on_masked_only
-                                 else tokens)
-    losses = {}
-    total = tf.constant(0.0, tf.float32)
-    if "generator_logits" in outputs:
-      losses["generator"] = pretraining_losses.masked_lm_loss(
-          outputs["generator_logits"], outputs["masked_ids"],
-          outputs["masked_weights"], masked)
-      if not self.spec.samples_replacements or stage == GENERATOR_STAGE:
-        total += losses["generator"][0]
-      elif self.spec.reinforce and "baseline_logits" in outputs:
-        total += self._adversarial_generator_loss(
-            outputs, losses, masked, discriminator_denominator)
-      elif not self.spec.two_stage:
-        total += self.generator_loss_weight * losses["generator"][0]
-    if "discriminator_logits" in outputs:
-      if "discriminator" not in losses:
-        losses["discriminator"] = (
-            pretraining_losses.replaced_token_detection_loss(
-                outputs["discriminator_logits"],
-                outputs["replaced_token_labels"],
-                outputs["discriminator_weights"], discriminator_denominator))
-      total += self.discriminator_loss_weight * losses["discriminator"][0]
-    if (self.spec.main_network_mlm and
-        self.spec.main_task == objectives.PREDICTS_MASKED):
-      losses["main_mlm"] = pretraining_losses.masked_lm_loss(
-          outputs["main_mlm_logits"], outputs["masked_ids"],
-          outputs["masked_weights"], masked)
-      total += losses["main_mlm"][0]
-    elif self.spec.main_task == objectives.PREDICTS_ALL_TOKENS:
-      losses["main_mlm"] = pretraining_losses.copy_mechanism_loss(
-          outputs["main_mlm_logits"], outputs["copy_logits"],
-          outputs["corrupted_ids"], inputs["input_word_ids"],
-          outputs["input_mask"], tokens)
-      total += losses["main_mlm"][0]
-    losses["loss"] = total
-    return losses
-
-  def _adversarial_generator_loss(self, outputs, losses, masked_denominator,
-                                  discriminator_denominator):
-    """The generator's term of Adversarial ELECTRA (adds the RTD, REINFORCE
-    and baseline losses to `losses`): MLE for the first
-    `adversarial_mle_steps`, then REINFORCE; plus the baseline's loss."""
-    losses["discriminator"] = pretraining_losses.replaced_token_detection_loss(
-        outputs["discriminator_logits"], outputs["replaced_token_labels"],
-        outputs["discriminator_weights"], discriminator_denominator)
-    # The reward of a slot's sample: the discriminator's loss at its position.
-    rewards = tf.gather(losses["discriminator"][1],
-                        outputs["masked_positions"], batch_dims=1)
-    logits = tf.cast(outputs["generator_logits"], tf.float32)
-    sample_log_probabilities = -elementwise_gradients.sparse_softmax_cross_entropy(
-        logits / self.sampler.temperature,
-        tf.cast(outputs["sampled_ids"], tf.int32))
-    losses["reinforce"], losses["baseline"] = pretraining_losses.reinforce_loss(
-        sample_log_probabilities, rewards, outputs["baseline_logits"],
-        outputs["masked_weights"], masked_denominator)
-    reinforce = losses["reinforce"][0]
+    """Weighted losses of the objective (`objective_losses.losses`; `stage`
+    and `denominators` as there)."""
+    step = None
     if self.adversarial_mle_steps:
       step = (self.optimizer.iterations if self.optimizer is not None
               else tf.constant(0, tf.int64))
-      reinforce = tf.where(step < self.adversarial_mle_steps,
-                           losses["generator"][0], reinforce)
-    return self.generator_loss_weight * reinforce + losses["baseline"][0]
+    return objective_losses.losses(
+        self.spec, inputs, outputs,
+        generator_loss_weight=self.generator_loss_weight,
+        discriminator_loss_weight=self.discriminator_loss_weight,
+        temperature=self.sampler.temperature, stage=stage,
+        denominators=denominators, step=step,
+        adversarial_mle_steps=self.adversarial_mle_steps)
 
   @property
   def current_stage(self):
@@ -509,10 +375,8 @@ class ElectraPretrainer(tf_keras.Model):
                        f"'two_stage', not {self.objective!r}")
     if self.current_stage == DISCRIMINATOR_STAGE:
       raise ValueError("the discriminator stage has already begun")
-    copy_network_weights(self.discriminator_network, self.generator_network)
-    for source, target in zip(_head_weights(self.main_mlm_head),
-                              _head_weights(self.generator_head)):
-      target.assign(source)
+    two_stage.copy_masked_lm(self.discriminator_network, self.main_mlm_head,
+                             self.generator_network, self.generator_head)
     self.stage.assign(DISCRIMINATOR_STAGE)
     # The next `fit` (or `evaluate`) traces the stage-2 step.
     self.train_function = None
@@ -585,9 +449,8 @@ class ElectraPretrainer(tf_keras.Model):
     micro-batches run one after another in a `tf.while_loop`: memory is
     that of one micro-batch (plus one copy of the gradients).
     """
-    steps = self.gradient_accumulation_steps
     # One draw of seeds per step, as without accumulation: the masks are the
-    # same; micro-batch i samples with its own seeds (i = 0: the step's).
+    # same.
     seeds = self.seed_generator.make_seeds(3)
     masking = self.masking(data["input_word_ids"], data["input_mask"],
                            seed=seeds[:, 0])
@@ -597,45 +460,16 @@ class ElectraPretrainer(tf_keras.Model):
         "tokens": pretraining_losses.global_sum(tf.reduce_sum(
             tf.cast(data["input_mask"], tf.float32))),
     }
-    rows = tf.shape(data["input_word_ids"])[0] // steps
 
-    def micro_batch(index):
-      def part(tensor):
-        return tensor[index * rows:(index + 1) * rows]
-      offset = tf.cast(index, seeds.dtype) * tf.constant(
-          [[0, 0, 0], [0, 1, 1]], seeds.dtype)
-      return ({name: part(tensor) for name, tensor in data.items()},
-              {name: part(tensor) for name, tensor in masking.items()},
-              seeds + offset)
+    def micro_batch_gradients(inputs, micro_masking, micro_seeds):
+      return self._micro_batch_gradients(inputs, stage, micro_masking,
+                                         denominators, micro_seeds)
 
-    if self.built:
-      # One copy of the micro-batch's graph: every micro-batch in the loop.
-      variables = self._trained_variables(stage)
-      first = 0
-      gradients = [tf.zeros_like(variable) for variable in variables]
-      loss = tf.constant(0.0, tf.float32)
-    else:
-      # The first micro-batch outside the loop builds the variables.
-      first = 1
-      inputs, micro_masking, micro_seeds = micro_batch(0)
-      gradients, variables, loss = self._micro_batch_gradients(
-          inputs, stage, micro_masking, denominators, micro_seeds)
-
-    def body(index, sums, total):
-      inputs, micro_masking, micro_seeds = micro_batch(index)
-      more, _, micro_loss = self._micro_batch_gradients(
-          inputs, stage, micro_masking, denominators, micro_seeds)
-      return (index + 1, [a + b for a, b in zip(sums, more)],
-              total + micro_loss)
-
-    # One iteration at a time: no micro-batch depends on the previous one's
-    # activations, so with the default `parallel_iterations` (10) the
-    # executor may run several micro-batches' passes at once, and hold their
-    # activations together.
-    _, gradients, loss = tf.while_loop(
-        lambda index, sums, total: index < steps, body,
-        (tf.constant(first), gradients, loss), parallel_iterations=1)
-    return gradients, variables, loss
+    return gradient_accumulation.accumulated_gradients(
+        micro_batch_gradients, data, masking, seeds,
+        self.gradient_accumulation_steps,
+        # Built: one copy of the micro-batch's graph, every one in the loop.
+        self._trained_variables(stage) if self.built else None)
 
   def test_step(self, data):
     # Two-Stage evaluates the objective of its current stage.
@@ -653,41 +487,3 @@ class ElectraPretrainer(tf_keras.Model):
   @classmethod
   def from_config(cls, config):
     return cls(**config)
-
-
-def copy_network_weights(source, target):
-  """Assigns every weight of `source` to the same weight of `target` (two
-  networks built from one config; names compared below each one's scope)."""
-  def relative(variable, network):
-    scope = network.name + "/"
-    return variable.name[variable.name.find(scope) + len(scope):]
-  pairs = list(zip(source.weights, target.weights))
-  if len(source.weights) != len(target.weights) or any(
-      relative(a, source) != relative(b, target) or a.shape != b.shape
-      for a, b in pairs):
-    raise ValueError(f"{source.name} and {target.name} differ in their "
-                     "weights: Two-Stage needs a generator of the "
-                     "discriminator's size")
-  for source_variable, target_variable in pairs:
-    target_variable.assign(source_variable)
-
-
-def _head_weights(head):
-  """A `MaskedLMHead`'s own weights (its word table is its tower's)."""
-  return [*head.dense.weights, *head.layer_norm.weights, head.output_bias]
-
-
-def _unigram_log_probabilities(counts, vocab_size, excluded_token_ids):
-  """float32 `[vocab_size]` log-probabilities of the counts, with the excluded
-  ids (and ids never seen) at a log-probability no draw can reach."""
-  counts = np.asarray(counts, np.float64)
-  if counts.shape != (vocab_size,) or (counts < 0).any():
-    raise ValueError(f"unigram_counts must be {vocab_size} non-negative "
-                     f"counts, got shape {counts.shape}")
-  counts[list(excluded_token_ids)] = 0
-  if not counts.sum():
-    raise ValueError("unigram_counts has no count outside the excluded ids")
-  with np.errstate(divide="ignore"):
-    log_probabilities = np.log(counts / counts.sum())
-  log_probabilities[counts == 0] = _NEVER
-  return tf.constant(log_probabilities, tf.float32)

@@ -13,6 +13,7 @@ import tensorflow as tf
 
 from official_electra.modeling import encoder_config
 from official_electra.modeling.models import electra_pretrainer
+from official_electra.modeling.models import two_stage
 from official_electra.optimization import optimizer_factory
 from tests.modeling import tiny
 
@@ -45,7 +46,7 @@ def _values(variables):
 
 def _generator_variables(pretrainer):
   return (pretrainer.generator_network.weights
-          + electra_pretrainer._head_weights(pretrainer.generator_head))  # pylint: disable=protected-access
+          + two_stage.head_weights(pretrainer.generator_head))
 
 
 def _changed(before, variables):
@@ -59,7 +60,7 @@ def test_stage_one_trains_the_masked_lm_alone():
   generator = _generator_variables(pretrainer)
   head = pretrainer.discriminator_head.weights
   tower = pretrainer.discriminator_network.trainable_weights
-  mlm_head = electra_pretrainer._head_weights(pretrainer.main_mlm_head)  # pylint: disable=protected-access
+  mlm_head = two_stage.head_weights(pretrainer.main_mlm_head)
   before = [_values(group) for group in (generator, head, tower, mlm_head)]
   history = _fit(pretrainer)
   assert not any(_changed(before[0], generator))
@@ -84,8 +85,8 @@ def test_the_switch_makes_the_discriminator_equal_to_the_generator():
     np.testing.assert_array_equal(generator_weight.numpy(),
                                   discriminator_weight.numpy())
   for generator_weight, mlm_weight in zip(
-      electra_pretrainer._head_weights(pretrainer.generator_head),  # pylint: disable=protected-access
-      electra_pretrainer._head_weights(pretrainer.main_mlm_head)):  # pylint: disable=protected-access
+      two_stage.head_weights(pretrainer.generator_head),
+      two_stage.head_weights(pretrainer.main_mlm_head)):
     np.testing.assert_array_equal(generator_weight.numpy(), mlm_weight.numpy())
   # Copies, not shared variables: the embeddings stay two tables.
   assert (pretrainer.generator_network.embedding_layer is not
@@ -141,4 +142,4 @@ def test_copy_refuses_towers_of_different_sizes():
     network({"input_word_ids": ids, "input_mask": tf.ones_like(ids),
              "input_type_ids": ids})
   with pytest.raises(ValueError, match="discriminator's size"):
-    electra_pretrainer.copy_network_weights(large, small)
+    two_stage.copy_network_weights(large, small)
