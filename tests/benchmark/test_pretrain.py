@@ -13,6 +13,7 @@ import tf_keras
 from official.nlp.modeling.models import electra_pretrainer as garden
 
 from official_electra.benchmark import pretrain
+from official_electra.benchmark import pretrain_steps
 
 TINY = dict(model="tiny", batch_size=2, seq_len=16, jit_compile=False)
 
@@ -29,8 +30,8 @@ def restore_policy_and_sampler(monkeypatch):
 def test_model_garden_cannot_build_its_step_under_mixed_bfloat16_unpatched(
     restore_policy_and_sampler, monkeypatch):
   del restore_policy_and_sampler
-  monkeypatch.setattr(pretrain, "patch_model_garden_sampler", lambda: None)
-  step = pretrain._build_tensorflow(  # pylint: disable=protected-access
+  monkeypatch.setattr(pretrain_steps, "patch_model_garden_sampler", lambda: None)
+  step = pretrain_steps.build_tensorflow(
       "model_garden", dict(TINY, mixed_precision="mixed_bfloat16"))
   with pytest.raises((TypeError, tf.errors.InvalidArgumentError),
                      match="bfloat16"):
@@ -40,13 +41,13 @@ def test_model_garden_cannot_build_its_step_under_mixed_bfloat16_unpatched(
 def test_model_garden_trains_under_mixed_bfloat16_with_the_patched_sampler(
     restore_policy_and_sampler):
   del restore_policy_and_sampler
-  step = pretrain._build_tensorflow(  # pylint: disable=protected-access
+  step = pretrain_steps.build_tensorflow(
       "model_garden", dict(TINY, mixed_precision="mixed_bfloat16"))
   losses = [step() for _ in range(2)]
   assert all(math.isfinite(loss) and loss > 0 for loss in losses)
   patched = garden.sample_from_softmax
   assert patched.casts_logits_to_float32
-  pretrain.patch_model_garden_sampler()  # Idempotent: wraps only once.
+  pretrain_steps.patch_model_garden_sampler()  # Idempotent: wraps only once.
   assert garden.sample_from_softmax is patched
 
 

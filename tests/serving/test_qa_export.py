@@ -27,6 +27,7 @@ from official_electra.serving import classifier_export
 from official_electra.serving import finetuned_export
 from official_electra.serving import op_allowlist
 from official_electra.serving import qa_export
+from official_electra.serving import qa_graph
 from official_electra.tokenization import wordpiece_tokenizer
 from tests import conftest
 from tests.serving import saved_model_cli
@@ -251,16 +252,16 @@ def test_windows_and_max_context_match_featurize(tokenizer):
       version="1.1", joint_prediction=True, answerable_classifier=False,
       doc_stride=5, max_query_length=4, n_best_size=3, max_answer_length=3,
       null_threshold=0.0)
-  module = qa_export.QuestionAnsweringServingModule(None, tokenizer, served,
-                                                    _MAX_SEQ_LENGTH)
-  tokens = module._tokens(tf.constant([q for q, _ in _PAIRS]),
-                          tf.constant([c for _, c in _PAIRS]))
-  windows = module._windows(tokens)
-  packed = module._pack(tokens, windows)
+  tokens = qa_graph.question_and_context_tokens(
+      tokenizer, served.max_query_length, tf.constant([q for q, _ in _PAIRS]),
+      tf.constant([c for _, c in _PAIRS]))
+  windows = qa_graph.context_windows(tokens, _MAX_SEQ_LENGTH,
+                                     served.doc_stride, qa_export.MAX_WINDOWS)
+  packed = qa_graph.pack_windows(tokenizer, tokens, windows)
   width = packed["input_word_ids"].shape[1]
   positions = tf.broadcast_to(tf.range(width), tf.shape(
       packed["input_word_ids"]))
-  is_max_context = qa_export._is_max_context(windows, positions).numpy()
+  is_max_context = qa_graph.is_max_context(windows, positions).numpy()
 
   data = {"data": [{"paragraphs": [
       {"context": context, "qas": [{"id": str(i), "question": question}]}
