@@ -49,156 +49,25 @@ Guarantees:
   are still checked, but are not repaired.
 """
 
-import collections
 import dataclasses
 import hashlib
-import json
-import multiprocessing
 import os
-import sys
 import tempfile
-import time
-from typing import NamedTuple
 
 from absl import app
 from absl import flags
-import numpy as np
 
 from official_electra import command_line
 from official_electra import errors
 from official_electra import files as files_lib
 from official_electra.data import dataset_info as dataset_info_lib
 from official_electra.data import pretraining_dataloader
-from official_electra.tokenization import vocabulary as vocabulary_lib
-from tfrecords_tools import corpus_reader
+from tfrecords_tools import build_inputs
+from tfrecords_tools import corpus_pass
 from tfrecords_tools import shard_writer
-from tfrecords_tools import unit_processor
 from tfrecords_tools.errors import BuildError
 
-_MIN_UNIT_BYTES = 4 << 10
-_MAX_UNIT_BYTES = 1 << 20
-_MIN_COMMIT_BYTES = 64 << 10
-_MAX_COMMIT_BYTES = 64 << 20
-# In the fingerprint: how examples are dealt to shards (builds of earlier
-# versions, without it, wrote shard k from the k-th slice of the corpus).
-_SHARD_LAYOUT = "rotated_round_robin"
-_UNITS_IN_FLIGHT_PER_WORKER = 2
-_PROGRESS_SECONDS = 5.0
-_COUNT_NAMES = ("num_documents", "num_tokens", "num_truncated_tokens",
-                "num_examples", "num_replaced_bytes",
-                "num_malformed_json_lines")
-
-
-def _log(message: str) -> None:
-  print(message, file=sys.stderr, flush=True)
-
-
-def _unit_bytes(total_bytes: int) -> int:
-  """About 64 units in all, each between 4 KiB and 1 MiB."""
-  return min(_MAX_UNIT_BYTES, max(_MIN_UNIT_BYTES, total_bytes // 64))
-
-
-def _commit_bytes(total_bytes: int) -> int:
-  """Records held between commits: about 1/16 of the corpus's bytes, between
-  64 KiB and 64 MiB."""
-  return min(_MAX_COMMIT_BYTES, max(_MIN_COMMIT_BYTES, total_bytes // 16))
-
-
-def _fingerprint(settings: dict) -> str:
-  return hashlib.sha256(
-      json.dumps(settings, sort_keys=True).encode()).hexdigest()
-
-
-class _Fingerprints(NamedTuple):
-  """The fingerprints that name one build's inputs and flags.
-
-  Attributes:
-    current: this version's, of the inputs' paths with their symbolic links
-      resolved, so every spelling of a file (relative, absolute, through a
-      linked folder) names one build.
-    same_layout: every fingerprint of this build with today's shard layout:
-      `current` and that of earlier versions, which fingerprinted the paths
-      as the --input pattern spelled them.
-    contiguous: the fingerprints of the build laid out by versions before
-      `_SHARD_LAYOUT` (shard k the k-th slice of the corpus), either spelling.
-  """
-  current: str
-  same_layout: frozenset
-  contiguous: frozenset
-
-
-def _canonical(path: str) -> str:
-  """A local path with its symbolic links resolved; a URL as it is."""
-  return os.path.realpath(path) if files_lib.is_local(path) else path
-
-
-class _InProcessResult:
-  """The `AsyncResult` interface for work done in this process."""
-
-  def __init__(self, value):
-    self._value = value
-
-  def get(self):
-    return self._value
-
-
-class _Progress:
-  """Counts of the whole build and a periodic progress line."""
-
-  def __init__(self, total_bytes: int, counts: dict):
-    self.counts = collections.Counter(counts)
-    self._total_bytes = total_bytes
-    self._start = self._last = time.monotonic()
-    self._new_tokens = 0
-
-  def add(self, counts: dict) -> None:
-    self.counts.update(counts)
-    self._new_tokens += counts["num_tokens"]
-
-  def report(self, bytes_done: int, force=False) -> None:
-    now = time.monotonic()
-    if not force and now - self._last < _PROGRESS_SECONDS:
-      return
-    self._last = now
-    rate = self._new_tokens / max(now - self._start, 1e-9)
-    _log(f"{100 * bytes_done / self._total_bytes:5.1f}% "
-         f"{self.counts['num_documents']:,} documents "
-         f"{self.counts['num_tokens']:,} tokens "
-         f"{self.counts['num_examples']:,} examples {rate:,.0f} tokens/s")
-
-
-def _inputs_and_fingerprints(input_patterns, vocab_file, max_seq_length,
-                             lower_case, num_shards, seed):
-  """`((vocabulary, corpus files, skipped files), _Fingerprints)`: the
-  fingerprints name the dataset these inputs and flags give.
-
-  Raises:
-    BuildError, VocabularyError: no usable corpus or vocabulary.
-  """
-  vocabulary = vocabulary_lib.load_vocabulary(vocab_file)
-  files, skipped = corpus_reader.inspect_corpus_files(
-      corpus_reader.find_corpus_files(input_patterns))
-  for path, reason in skipped.items():
-    _log(f"warning: skipping {path}: {reason}")
-  if not sum(f.num_bytes for f in files):
-    raise BuildError(f"no text in --input={input_patterns!r}: "
-                     f"{corpus_reader.describe_skipped(skipped)}; point it at "
-                     "UTF-8 text files")
-  flags_used = {
-      "format": dataset_info_lib.FORMAT_VERSION,
-      "vocab_sha256": vocabulary.sha256, "lower_case": bool(lower_case),
-      "max_seq_length": max_seq_length, "num_shards": num_shards,
-      "seed": seed}
-  resolved, spelled = (
-      {**flags_used, "inputs": [[name(f.path), f.num_bytes] for f in files]}
-      for name in (_canonical, str))
-  layout = {"shard_layout": _SHARD_LAYOUT}
-  fingerprints = _Fingerprints(
-      current=_fingerprint({**resolved, **layout}),
-      same_layout=frozenset(_fingerprint({**settings, **layout})
-                            for settings in (resolved, spelled)),
-      contiguous=frozenset(map(_fingerprint, (resolved, spelled))))
-  return (vocabulary, files, skipped), fingerprints
+_log = corpus_pass.log
 
 
 def build_pretraining_dataset(
@@ -233,8 +102,9 @@ def build_pretraining_dataset(
         lower_case=lower_case, num_shards=num_shards, num_workers=num_workers,
         seed=seed)
   (vocabulary, files, skipped), fingerprints = (
-      _inputs_and_fingerprints(input_patterns, vocab_file, max_seq_length,
-                               lower_case, num_shards, seed))
+      build_inputs.inputs_and_fingerprints(input_patterns, vocab_file,
+                                           max_seq_length, lower_case,
+                                           num_shards, seed))
   total_bytes = sum(f.num_bytes for f in files)
   try:
     os.makedirs(output_dir, exist_ok=True)
@@ -268,7 +138,7 @@ def build_pretraining_dataset(
   shards = shard_writer.ShardSet(
       output_dir, num_shards, fingerprints.current, total_bytes,
       targets=damaged, earlier_fingerprints=fingerprints.same_layout)
-  totals, token_counts = _write_shards(
+  totals, token_counts = corpus_pass.write_shards(
       files, total_bytes, shards, vocabulary.size, num_workers,
       worker_args=(vocabulary.path, bool(lower_case), max_seq_length, seed))
   if existing is not None:
@@ -292,89 +162,11 @@ def build_pretraining_dataset(
       token_counts_file=dataset_info_lib.TOKEN_COUNTS_FILENAME,
       input_files=[f.path for f in files], skipped_files=skipped,
       build_fingerprint=fingerprints.current,
-      **{name: int(totals[name]) for name in _COUNT_NAMES})
+      **{name: int(totals[name]) for name in corpus_pass.COUNT_NAMES})
   info.write(output_dir)
   shards.remove_state()
   _summarize(info)
   return info
-
-
-def _write_shards(files, total_bytes, shards, vocab_size, num_workers,
-                  worker_args):
-  """Processes the corpus's units in order and deals their records to
-  `shards`, committing as it goes; resumes after the last commit.
-
-  Returns:
-    `(counts, token_counts)`: the `_COUNT_NAMES` totals and int64
-    `[vocab_size]` occurrences of each id in the records.
-  """
-  resumed = shards.resume()
-  if resumed is None:
-    next_unit, token_counts = 0, np.zeros([vocab_size], np.int64)
-    progress = _Progress(total_bytes, {})
-  else:
-    next_unit = resumed["next_unit"]
-    token_counts = np.asarray(resumed["token_counts"], np.int64)
-    progress = _Progress(total_bytes, resumed["counts"])
-    _log(f"resuming after {next_unit} units: "
-         f"{progress.counts['num_examples']:,} examples already written")
-
-  def commit(final=False):
-    shards.commit({"next_unit": next_unit, "counts": dict(progress.counts),
-                   "token_counts": token_counts.tolist()}, final=final)
-
-  def write(start_offset, end_offset, result):
-    nonlocal next_unit, token_counts
-    shards.add(result.records, start_offset)
-    token_counts += result.token_counts
-    progress.add({"num_documents": result.num_documents,
-                  "num_tokens": result.num_tokens,
-                  "num_truncated_tokens": result.num_truncated_tokens,
-                  "num_examples": len(result.records),
-                  "num_replaced_bytes": result.num_replaced_bytes,
-                  "num_malformed_json_lines": result.num_malformed_json_lines})
-    next_unit = result.index + 1
-    if shards.pending_bytes >= _commit_bytes(total_bytes):
-      commit()
-    progress.report(end_offset)
-
-  if not shards.finished_writing:
-    submit, pool = _submitter(num_workers, worker_args)
-    in_flight = collections.deque()
-    try:
-      for unit in corpus_reader.iter_units(files, _unit_bytes(total_bytes)):
-        if unit.index < next_unit:
-          continue
-        in_flight.append((unit.start, unit.start + len(unit.data),
-                          submit(unit)))
-        while len(in_flight) > _UNITS_IN_FLIGHT_PER_WORKER * max(1,
-                                                                 num_workers):
-          start, end, result = in_flight.popleft()
-          write(start, end, result.get())
-      while in_flight:
-        start, end, result = in_flight.popleft()
-        write(start, end, result.get())
-    finally:
-      if pool is not None:
-        pool.terminate()
-    commit(final=True)
-  shards.assemble()
-  progress.report(total_bytes, force=True)
-  return progress.counts, token_counts
-
-
-def _submitter(num_workers, worker_args):
-  """`(submit, pool)`: `submit(unit)` gives an `AsyncResult` of the unit's
-  `UnitResult`, from `num_workers` processes (`pool`) or, for 0, from this
-  one (`pool` None)."""
-  if not num_workers:
-    processor = unit_processor.UnitProcessor(*worker_args)
-    return lambda unit: _InProcessResult(processor(unit)), None
-  pool = multiprocessing.get_context("spawn").Pool(
-      num_workers, initializer=unit_processor.init_worker,
-      initargs=worker_args)
-  return (lambda unit: pool.apply_async(unit_processor.process_in_worker,
-                                        (unit,)), pool)
 
 
 def local_staging_dir(output_dir: str) -> str:
@@ -397,7 +189,7 @@ def _build_and_upload(input_patterns, vocab_file, output_dir, **options):
   """
   existing = dataset_info_lib.read_dataset_info(output_dir)
   if existing is not None:
-    _, fingerprints = _inputs_and_fingerprints(
+    _, fingerprints = build_inputs.inputs_and_fingerprints(
         input_patterns, vocab_file, options["max_seq_length"],
         options["lower_case"], options["num_shards"], options["seed"])
     if existing.build_fingerprint not in fingerprints.same_layout:

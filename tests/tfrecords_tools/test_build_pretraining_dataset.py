@@ -23,6 +23,7 @@ from official_electra.tokenization import VocabularyError
 from official_electra.tokenization import WordpieceTokenizer
 from tests.tfrecords_tools import shard_layouts
 from tfrecords_tools import build_pretraining_dataset as build_lib
+from tfrecords_tools import corpus_pass
 from tfrecords_tools import corpus_reader
 from tfrecords_tools import sample_corpus
 from tfrecords_tools import shard_writer
@@ -137,7 +138,7 @@ def test_shards_are_the_original_files_rotated(built, corpus, bert_vocab_file,
   processor = unit_processor.UnitProcessor(str(bert_vocab_file), True, _SEQ, 3)
   examples, offsets = [], []
   for unit in corpus_reader.iter_units(files,
-                                       build_lib._unit_bytes(total_bytes)):
+                                       corpus_pass.unit_bytes(total_bytes)):
     records = processor(unit).records
     examples += records
     offsets += [unit.start] * len(records)
