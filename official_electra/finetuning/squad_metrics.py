@@ -26,12 +26,12 @@ same arithmetic in the same order):
   scores come out, so here it is a `SquadEvalError`.
 
 Pure Python (no TensorFlow), so `python -m official_electra.squad_eval` starts
-at once; a `gs://` path is read through official_electra/files.py.
+at once; the files are read and checked by `squad_eval_inputs` (a `gs://`
+path through official_electra/files.py).
 """
 
 import collections
 import dataclasses
-import json
 import math
 import re
 import string
@@ -39,7 +39,7 @@ from typing import Optional
 
 from absl import logging
 
-from official_electra import errors
+from official_electra.finetuning import squad_eval_inputs
 
 V1 = "1.1"
 V2 = "2.0"
@@ -48,17 +48,7 @@ V2 = "2.0"
 _SCORE_NAMES = ("exact", "f1")
 _PUNCTUATION = frozenset(string.punctuation)
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
-_DATA_FIX = ("pass an official SQuAD 1.1 or 2.0 JSON file "
-             "(data -> paragraphs -> qas)")
-_PREDICTIONS_FIX = ('write one JSON object {"<question id>": "<answer text>",'
-                    ' ...} ("" for no answer), as predictions.json')
-_NULL_ODDS_FIX = ('pass one JSON object {"<question id>": <number>, ...}, as '
-                  "the null-odds file the post-processing writes")
-
-
-class SquadEvalError(errors.UserError):
-  """A SQuAD data, predictions or null-odds file (or value) that cannot be
-  scored; the message names it and the fix."""
+SquadEvalError = squad_eval_inputs.SquadEvalError
 
 
 def normalize_answer(text: str) -> str:
@@ -132,7 +122,7 @@ def detect_version(data_json, data_name: str = "the SQuAD data") -> str:
   Raises:
     SquadEvalError: `data_json` is not SQuAD JSON.
   """
-  questions = _questions(data_json, data_name)
+  questions = squad_eval_inputs.questions(data_json, data_name)
   declared = str(data_json.get("version", "")).lstrip("vV")
   if declared.startswith("2") or any(
       "is_impossible" in qa for _, _, qa in questions):
@@ -206,18 +196,23 @@ def evaluate_file(data_file: str, predictions_file: str,
       it and the fix.
   """
   names = _Names(data_file, predictions_file, na_prob_file or "null odds")
-  data_json = _read_json(data_file, _DATA_FIX)
+  data_json = squad_eval_inputs.read_json(data_file,
+                                          squad_eval_inputs.DATA_FIX)
   version = detect_version(data_json, data_file)
-  predictions = _check_predictions(
-      _read_json(predictions_file, _PREDICTIONS_FIX), predictions_file)
+  predictions = squad_eval_inputs.check_predictions(
+      squad_eval_inputs.read_json(predictions_file,
+                                  squad_eval_inputs.PREDICTIONS_FIX),
+      predictions_file)
   if version == V1:
     if na_prob_file:
       raise SquadEvalError(
           f"{data_file} is SQuAD 1.1, which has no unanswerable questions; "
           f"drop the null-odds file {na_prob_file} (it is for SQuAD 2.0)")
     return _evaluate_v1(data_json, predictions, names)
-  na_probs = (_read_json(na_prob_file, _NULL_ODDS_FIX) if na_prob_file
-              else None)
+  na_probs = None
+  if na_prob_file:
+    na_probs = squad_eval_inputs.read_json(na_prob_file,
+                                           squad_eval_inputs.NULL_ODDS_FIX)
   return _evaluate_v2(data_json, predictions, na_probs, na_prob_thresh,
                       names)
 
@@ -231,11 +226,13 @@ class _Names:
 
 
 def _evaluate_v1(data_json, predictions, names):
-  predictions = _check_predictions(predictions, names.predictions)
+  predictions = squad_eval_inputs.check_predictions(predictions,
+                                                    names.predictions)
   exact_total = f1_total = 0
   total = 0
   missing = []
-  for question_id, gold_answers, _ in _questions(data_json, names.data):
+  for question_id, gold_answers, _ in squad_eval_inputs.questions(
+      data_json, names.data):
     total += 1
     if question_id not in predictions:
       missing.append(question_id)
@@ -249,7 +246,8 @@ def _evaluate_v1(data_json, predictions, names):
     exact_total += exact
     f1_total += f1
   if not total:
-    raise SquadEvalError(f"{names.data} has no questions; {_DATA_FIX}")
+    raise SquadEvalError(
+        f"{names.data} has no questions; {squad_eval_inputs.DATA_FIX}")
   if missing:
     logging.warning(
         "%s has no answer for %d of the %d questions (first: %r); each "
@@ -260,13 +258,15 @@ def _evaluate_v1(data_json, predictions, names):
 
 
 def _evaluate_v2(data_json, predictions, na_probs, na_prob_thresh, names):
-  predictions = _check_predictions(predictions, names.predictions)
+  predictions = squad_eval_inputs.check_predictions(predictions,
+                                                    names.predictions)
   if math.isnan(na_prob_thresh):
     raise SquadEvalError("na_prob_thresh is NaN; pass a number")
   has_answer = {}
   raw_scores = {name: {} for name in _SCORE_NAMES}
   missing = []
-  for question_id, gold_answers, _ in _questions(data_json, names.data):
+  for question_id, gold_answers, _ in squad_eval_inputs.questions(
+      data_json, names.data):
     has_answer[question_id] = bool(gold_answers)
     if question_id not in predictions:
       missing.append(question_id)
@@ -275,7 +275,8 @@ def _evaluate_v2(data_json, predictions, na_probs, na_prob_thresh, names):
         predictions[question_id], gold_answers, V2)):
       raw_scores[name][question_id] = score
   if not has_answer:
-    raise SquadEvalError(f"{names.data} has no questions; {_DATA_FIX}")
+    raise SquadEvalError(
+        f"{names.data} has no questions; {squad_eval_inputs.DATA_FIX}")
   if missing:
     raise SquadEvalError(
         f"{names.predictions} has no answer for {len(missing)} of the "
@@ -285,7 +286,7 @@ def _evaluate_v2(data_json, predictions, na_probs, na_prob_thresh, names):
   if na_probs is None:
     odds = {question_id: 0.0 for question_id in predictions}
   else:
-    odds = _check_null_odds(na_probs, names.null_odds)
+    odds = squad_eval_inputs.check_null_odds(na_probs, names.null_odds)
     without_odds = [question_id for question_id in has_answer
                     if question_id not in odds]
     if without_odds:
@@ -353,110 +354,3 @@ def _best_threshold(predictions, raw_scores, odds, has_answer):
       best_score = score
       best_threshold = odds[question_id]
   return 100.0 * best_score / len(raw_scores), best_threshold
-
-
-def _questions(data_json, data_name):
-  """[(question id, gold answer texts, the qa dict)] in file order.
-
-  Raises:
-    SquadEvalError: not the SQuAD layout.
-  """
-  if not isinstance(data_json, dict) or not isinstance(
-      data_json.get("data"), list):
-    raise SquadEvalError(
-        f"{data_name} is not SQuAD JSON (no \"data\" list of articles at the "
-        f"top level); {_DATA_FIX}")
-  questions = []
-  for article_index, article in enumerate(data_json["data"]):
-    where = f"data[{article_index}]"
-    for paragraph_index, paragraph in enumerate(
-        _list_field(article, "paragraphs", where, data_name)):
-      where = f"data[{article_index}].paragraphs[{paragraph_index}]"
-      for qa_index, qa in enumerate(
-          _list_field(paragraph, "qas", where, data_name)):
-        where_qa = f"{where}.qas[{qa_index}]"
-        if not isinstance(qa, dict) or not isinstance(qa.get("id"), str):
-          raise SquadEvalError(
-              f"{data_name}: {where_qa} has no string \"id\"; {_DATA_FIX}")
-        answers = _list_field(qa, "answers", where_qa, data_name)
-        if not all(isinstance(answer, dict)
-                   and isinstance(answer.get("text"), str)
-                   for answer in answers):
-          raise SquadEvalError(
-              f"{data_name}: an answer of {where_qa} has no string \"text\"; "
-              f"{_DATA_FIX}")
-        questions.append((qa["id"], [answer["text"] for answer in answers],
-                          qa))
-  return questions
-
-
-def _list_field(parent, key, where, data_name):
-  value = parent.get(key) if isinstance(parent, dict) else None
-  if not isinstance(value, list):
-    raise SquadEvalError(
-        f"{data_name}: {where} has no {key!r} list; {_DATA_FIX}")
-  return value
-
-
-def _check_predictions(predictions, predictions_name):
-  if not isinstance(predictions, dict):
-    raise SquadEvalError(
-        f"{predictions_name} is a JSON {_json_type(predictions)}, not an "
-        f"object of answers; {_PREDICTIONS_FIX}")
-  for question_id, answer in predictions.items():
-    if not isinstance(answer, str):
-      raise SquadEvalError(
-          f"{predictions_name}: the answer to {question_id!r} is a JSON "
-          f"{_json_type(answer)}, not a string; {_PREDICTIONS_FIX}")
-  return predictions
-
-
-def _check_null_odds(na_probs, null_odds_name):
-  if not isinstance(na_probs, dict):
-    raise SquadEvalError(
-        f"{null_odds_name} is a JSON {_json_type(na_probs)}, not an object "
-        f"of null odds; {_NULL_ODDS_FIX}")
-  for question_id, value in na_probs.items():
-    if (isinstance(value, bool) or not isinstance(value, (int, float))
-        or not math.isfinite(value)):
-      kind = ("a non-finite number" if isinstance(value, float)
-              else f"a JSON {_json_type(value)}")
-      raise SquadEvalError(
-          f"{null_odds_name}: the null odds of {question_id!r} is {kind}, "
-          f"not a finite number; {_NULL_ODDS_FIX}")
-  return na_probs
-
-
-def _json_type(value):
-  if isinstance(value, bool):
-    return "boolean"
-  if value is None:
-    return "null"
-  if isinstance(value, (int, float)):
-    return "number"
-  return {dict: "object", list: "array", str: "string"}.get(
-      type(value), type(value).__name__)
-
-
-def _read_json(path, fix):
-  """The JSON value in `path`, or one `SquadEvalError` line with `fix`."""
-  try:
-    if "://" in path:
-      # Only a URL needs TensorFlow's filesystems (gs://, ...); local files
-      # are read without importing TensorFlow, so the program starts at once.
-      from official_electra import files  # pylint: disable=g-import-not-at-top
-      text = files.read_text(path)
-    else:
-      with open(path, encoding="utf-8") as json_file:
-        text = json_file.read()
-  except OSError as error:
-    raise SquadEvalError(
-        f"{path}: cannot read it ({error.strerror or error}); {fix}") from None
-  except UnicodeDecodeError:
-    raise SquadEvalError(f"{path}: not UTF-8 text; {fix}") from None
-  try:
-    return json.loads(text)
-  except json.JSONDecodeError as error:
-    raise SquadEvalError(
-        f"{path}: not valid JSON ({error.msg} at line {error.lineno} column "
-        f"{error.colno}); {fix}") from None
