@@ -61,7 +61,7 @@ from official_electra import command_line
 from official_electra import errors
 from official_electra import files as files_lib
 from official_electra.data import dataset_info as dataset_info_lib
-from official_electra.data import pretraining_dataloader
+from official_electra.data import pretraining_files
 from tfrecords_tools import build_inputs
 from tfrecords_tools import corpus_pass
 from tfrecords_tools import shard_writer
@@ -233,7 +233,7 @@ def _damaged_shards(info, output_dir) -> dict:
     for index, name in enumerate(info.shard_files):
       path = os.path.join(output_dir, name)
       if index not in damaged and (
-          pretraining_dataloader.find_unreadable_file([path]) is not None):
+          pretraining_files.find_unreadable_file([path]) is not None):
         damaged[index] = f"{path} holds a corrupt record"
   return damaged
 

@@ -20,6 +20,7 @@ import tensorflow as tf
 from official_electra import command_line
 from official_electra import errors
 from official_electra.data import pretraining_dataloader
+from official_electra.data import pretraining_files
 from official_electra.modeling.layers import dynamic_masking
 from official_electra.modeling.layers import span_masking
 from official_electra.tokenization import vocabulary as vocabulary_lib
@@ -143,8 +144,8 @@ def main(argv):
   del argv
   try:
     vocabulary = vocabulary_lib.load_vocabulary(FLAGS.vocab_file)
-    files = pretraining_dataloader.resolve_files(FLAGS.train_data)
-    pretraining_dataloader.check_files(files, FLAGS.max_seq_length,
+    files = pretraining_files.resolve_files(FLAGS.train_data)
+    pretraining_files.check_files(files, FLAGS.max_seq_length,
                                        vocabulary.size, FLAGS.vocab_file)
     dataset = pretraining_dataloader.pretraining_dataset(
         files, 64, FLAGS.max_seq_length, vocab_size=vocabulary.size,

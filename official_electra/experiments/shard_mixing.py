@@ -63,6 +63,7 @@ from official_electra import errors
 from official_electra import files
 from official_electra.data import dataset_info as dataset_info_lib
 from official_electra.data import pretraining_dataloader
+from official_electra.data import pretraining_files
 from official_electra.experiments import training_curves
 from official_electra.training import architecture as architecture_lib
 from tfrecords_tools import build_pretraining_dataset
@@ -159,7 +160,7 @@ def write_layout(records, source_dir, output_dir, layout):
 def stream_regions(data_dir, region_of, num_records, seed):
   """`(mean distinct regions per batch, share of regions drawn on)` of the
   first `num_records` records of the training stream."""
-  files = pretraining_dataloader.resolve_files(data_dir)
+  files = pretraining_files.resolve_files(data_dir)
   stream = pretraining_dataloader.record_stream(files, seed, _SHUFFLE_BUFFER)
   regions = [region_of[record.numpy()]
              for record in stream.take(num_records)]

@@ -17,6 +17,7 @@ from official_electra import preemption
 from official_electra import settings_check
 from official_electra.data import dataset_info
 from official_electra.data import pretraining_dataloader
+from official_electra.data import pretraining_files
 from official_electra.modeling import checkpoints
 from official_electra.modeling import objectives
 from official_electra.modeling.layers import dynamic_masking
@@ -230,8 +231,8 @@ def run_pretraining(
         f"{vocab_file} has {vocabulary.size} tokens but the encoder's "
         f"vocab_size is {encoder.vocab_size}: set encoder.vocab_size="
         f"{vocabulary.size} in the gin config")
-  train_files = pretraining_dataloader.resolve_files(train_data)
-  pretraining_dataloader.check_files(
+  train_files = pretraining_files.resolve_files(train_data)
+  pretraining_files.check_files(
       train_files, max_seq_length, encoder.vocab_size, vocab_file,
       verify_checksums=verify_data_checksums)
   unigram_counts = (_token_counts(train_files, encoder.vocab_size)
@@ -391,7 +392,7 @@ def _op_error_summary(error):
 def _corrupt_data_error(error, train_files, model_dir, latest_checkpoint):
   """The one-line error of a record that failed in training: which shard, the
   fix, and the last checkpoint (kept: nothing was saved after the failure)."""
-  shard = pretraining_dataloader.find_unreadable_file(train_files)
+  shard = pretraining_files.find_unreadable_file(train_files)
   where = (shard if shard is not None
            else f"a shard of {os.path.commonpath(train_files)}")
   checkpoint = (os.path.basename(latest_checkpoint) if latest_checkpoint

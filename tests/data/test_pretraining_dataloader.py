@@ -9,6 +9,7 @@ import tensorflow as tf
 
 from official_electra.data import dataset_info as dataset_info_lib
 from official_electra.data import pretraining_dataloader
+from official_electra.data import pretraining_files
 from official_electra.data import pretraining_features
 
 _SEQ = 8
@@ -132,10 +133,10 @@ def test_missing_truncated_and_corrupt_files_are_named(tmp_path):
   with pytest.raises(pretraining_dataloader.PretrainingDataError,
                      match=r"00002-of-00004 has \d+ bytes.*truncated"):
     pretraining_dataloader.pretraining_dataset(str(directory), 4, _SEQ)
-  files = pretraining_dataloader.resolve_files(str(directory))
-  assert pretraining_dataloader.find_unreadable_file(files) == str(shard)
+  files = pretraining_files.resolve_files(str(directory))
+  assert pretraining_files.find_unreadable_file(files) == str(shard)
   (directory / "pretrain_data.tfrecord-00009.tmp").write_bytes(b"partial")
-  assert len(pretraining_dataloader.resolve_files(str(directory))) == 4
+  assert len(pretraining_files.resolve_files(str(directory))) == 4
 
 
 def test_a_glob_over_the_folder_skips_the_builds_side_files(tmp_path,
@@ -150,8 +151,8 @@ def test_a_glob_over_the_folder_skips_the_builds_side_files(tmp_path,
     dataset = pretraining_dataloader.pretraining_dataset(
         str(directory / "*"), 4, _SEQ, vocab_size=_VOCAB, seed=1)
     assert next(iter(dataset))["input_word_ids"].shape == (4, _SEQ)
-    files = pretraining_dataloader.resolve_files(str(directory / "*"))
-  assert files == pretraining_dataloader.resolve_files(str(directory))
+    files = pretraining_files.resolve_files(str(directory / "*"))
+  assert files == pretraining_files.resolve_files(str(directory))
   skipped = [record.getMessage() for record in caplog.records
              if "skipping" in record.getMessage()]
   assert len(skipped) == 1, skipped
@@ -164,7 +165,7 @@ def test_tfrecord_files_of_any_name_are_read(tmp_path):
   for shard, path in enumerate(sorted(directory.iterdir())):
     path.rename(directory / f"part-{shard}.tfrecord")
   (directory / "part-9.tfrecord").write_bytes(b"")  # No records.
-  assert len(pretraining_dataloader.resolve_files(str(directory / "*"))) == 5
+  assert len(pretraining_files.resolve_files(str(directory / "*"))) == 5
   dataset = pretraining_dataloader.pretraining_dataset(
       str(directory / "*"), 4, _SEQ, vocab_size=_VOCAB, repeat=False)
   assert len(list(dataset)) == 10

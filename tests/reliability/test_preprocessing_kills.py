@@ -12,6 +12,7 @@ import pytest
 
 from official_electra.data import dataset_info as dataset_info_lib
 from official_electra.data import pretraining_dataloader
+from official_electra.data import pretraining_files
 from tests.reliability import cli
 from tests.reliability.conftest import SEQ_LENGTH
 from tfrecords_tools import build_pretraining_dataset
@@ -89,7 +90,7 @@ def _assert_unfinished_and_clean(output_dir, reference):
     pretraining_dataloader.pretraining_dataset(str(output_dir), 4, SEQ_LENGTH)
   with pytest.raises(pretraining_dataloader.PretrainingDataError,
                      match="no pretraining files match"):
-    pretraining_dataloader.resolve_files(str(output_dir / "*.tmp"))
+    pretraining_files.resolve_files(str(output_dir / "*.tmp"))
 
 
 @pytest.mark.slow

@@ -18,6 +18,7 @@ import tensorflow as tf
 
 from official_electra.data import dataset_info as dataset_info_lib
 from official_electra.data import pretraining_dataloader
+from official_electra.data import pretraining_files
 from tests.reliability import cli
 from tests.reliability.conftest import SEQ_LENGTH
 from tfrecords_tools import build_pretraining_dataset
@@ -119,19 +120,19 @@ def test_loader_finds_a_corrupt_shard_of_the_same_size_by_checksum(damaged):
 
 
 def test_find_unreadable_file_by_checksum_and_by_reading(damaged, tmp_path):
-  files = pretraining_dataloader.resolve_files(str(damaged / "corrupt"))
+  files = pretraining_files.resolve_files(str(damaged / "corrupt"))
   assert files[1].endswith(_SHARD_1)
-  assert pretraining_dataloader.find_unreadable_file(files) == files[1]
+  assert pretraining_files.find_unreadable_file(files) == files[1]
   # Without recorded checksums (an older build) every record is read.
   old = _copy(damaged / "corrupt", tmp_path / "old")
   fields = json.loads((old / _INFO).read_text())
   del fields["shard_sha256"]
   (old / _INFO).write_text(json.dumps(fields))
-  old_files = pretraining_dataloader.resolve_files(str(old))
-  assert pretraining_dataloader.find_unreadable_file(old_files) == old_files[1]
-  clean = pretraining_dataloader.resolve_files(
+  old_files = pretraining_files.resolve_files(str(old))
+  assert pretraining_files.find_unreadable_file(old_files) == old_files[1]
+  clean = pretraining_files.resolve_files(
       str(damaged / "missing"))  # one shard, intact
-  assert pretraining_dataloader.find_unreadable_file(clean) is None
+  assert pretraining_files.find_unreadable_file(clean) is None
 
 
 # The build's repair.

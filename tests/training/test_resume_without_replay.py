@@ -11,6 +11,7 @@ import tensorflow as tf
 
 from official_electra.data import dataset_info
 from official_electra.data import pretraining_dataloader
+from official_electra.data import pretraining_files
 from official_electra.training import callbacks
 from official_electra.training import resumable_input
 from tests.training import tiny_pretraining
@@ -22,7 +23,7 @@ _READ_AHEAD = 20 * _BUFFER
 
 
 def _files(data):
-  return pretraining_dataloader.resolve_files(str(data[0]))
+  return pretraining_files.resolve_files(str(data[0]))
 
 
 def _records(dataset, count):

@@ -7,6 +7,7 @@ import pytest
 
 from official_electra import settings_check
 from official_electra.data import pretraining_dataloader
+from official_electra.data import pretraining_files
 from official_electra.experiments import masking_stats
 from official_electra.modeling.layers import span_masking
 from official_electra.training import architecture
@@ -97,7 +98,7 @@ def test_masking_stats_measures_each_scheme_on_a_dataset(pretraining_data):
   layers = masking_stats.masking_layers(vocab, tiny_pretraining.SEQ_LENGTH,
                                         0.15)
   dataset = pretraining_dataloader.pretraining_dataset(
-      pretraining_dataloader.resolve_files(str(data_dir)), 16,
+      pretraining_files.resolve_files(str(data_dir)), 16,
       tiny_pretraining.SEQ_LENGTH, vocab_size=vocab_size, repeat=False,
       shuffle=False).take(2)
   continuation = set(span_masking.continuation_token_ids(vocab.tokens))

@@ -4,7 +4,7 @@ folder (`'data/*'`), which also matches the build's own files."""
 import logging
 import shutil
 
-from official_electra.data import pretraining_dataloader
+from official_electra.data import pretraining_files
 from tests.reliability import cli
 from tests.training import tiny_pretraining
 
@@ -14,7 +14,7 @@ def test_a_glob_over_the_dataset_folder_trains(tmp_path, pretraining_data,
   data_dir, vocab_file, vocab_size = pretraining_data
   # The skip is logged once per process: another test of this process may
   # have resolved the same (session-wide) data folder already.
-  monkeypatch.setattr(pretraining_dataloader, "_reported_side_files", set())
+  monkeypatch.setattr(pretraining_files, "_reported_side_files", set())
   # absl's logger has its own level (a program run in-process may have
   # lowered its verbosity), so it is the one set here.
   with caplog.at_level(logging.INFO, logger="absl"):
