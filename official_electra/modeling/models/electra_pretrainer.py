@@ -15,6 +15,7 @@ from official_electra.modeling.models import pretrainer_checks
 from official_electra.modeling.models import pretraining_losses
 from official_electra.modeling.models import pretraining_metrics
 from official_electra.modeling.models import two_stage
+
 # The objectives of Clark et al. (2020), each described by its spec
 # (`objectives.SPECS`).
 OBJECTIVES = objectives.OBJECTIVES
