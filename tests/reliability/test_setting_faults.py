@@ -9,6 +9,7 @@ import tensorflow as tf
 from official_electra import settings_check
 from official_electra.modeling import encoder_config
 from official_electra.training import pretraining_run
+from official_electra.training import pretraining_settings
 from tests.reliability import cli
 
 
@@ -130,7 +131,7 @@ def test_every_run_pretraining_setting_has_a_rule():
   others = {"model_dir", "train_data", "vocab_file", "encoder", "strategy",
             "init_checkpoint", "mixed_precision", "write_config",
             "masking_draws"}
-  assert parameters - others == set(pretraining_run.SETTING_RULES)
+  assert parameters - others == set(pretraining_settings.SETTING_RULES)
 
 
 # The programs.
