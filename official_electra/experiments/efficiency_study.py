@@ -12,7 +12,7 @@ a randomly initialised encoder at zero FLOPs. One call:
 3. fine-tunes a random initialisation and every kept checkpoint (the whole
    budget's first, then the smaller fractions) on each task with several
    seeds (the median over seeds is the score);
-4. probes every encoder frozen (`linear_probe`: a linear model on its
+4. probes every encoder frozen (`study_probes`: a linear model on its
    features, no fine-tuning), to tell what pretraining learned from how well
    the weights fine-tune;
 5. writes `results.json`, `results.md` and `results.png` (`study_report`),
@@ -46,13 +46,11 @@ import time
 from typing import Callable, NamedTuple, Optional, Sequence
 
 import tensorflow as tf
-import tf_keras
 
 from official_electra import files
-from official_electra.data import glue
-from official_electra.experiments import linear_probe
 from official_electra.experiments import paired_comparison
 from official_electra.experiments import study_plan
+from official_electra.experiments import study_probes
 from official_electra.experiments import study_pretraining
 from official_electra.experiments import study_progress
 from official_electra.experiments import study_report
@@ -67,7 +65,6 @@ from official_electra.modeling import pretrained
 from official_electra.tokenization import wordpiece_tokenizer
 from tfrecords_tools import build_vocab
 
-SELECTION_PROBE_DIR = "selection_probe"
 TASK_TEXT_FILE = "task_text.txt"
 RANDOM_INIT = study_report.RANDOM_INIT
 DISCRIMINATOR, GENERATOR = pretrained.TOWERS
@@ -298,15 +295,16 @@ def run_study(output_dir: str, corpus: str, glue_dir: str,
       study_report.write_report(output_dir, results)
   probes = {}
   if settings.linear_probe:
-    probes["probes"] = _probe(
+    probes["probes"] = study_probes.probe_encoders(
         encoders, encoder, task_names,
-        _dev_probe(glue_dir, tokenizer, settings.finetuning),
-        os.path.join(output_dir, "probe"), log)
+        study_probes.dev_probe(glue_dir, tokenizer, settings.finetuning),
+        os.path.join(output_dir, study_probes.PROBE_DIR), log)
   if settings.selection_probe:
-    probes["selection_probes"] = _probe(
+    probes["selection_probes"] = study_probes.probe_encoders(
         encoders, encoder, task_names,
-        _selection_probe(glue_dir, tokenizer, settings.finetuning),
-        os.path.join(output_dir, SELECTION_PROBE_DIR), log)
+        study_probes.selection_probe(glue_dir, tokenizer,
+                                     settings.finetuning),
+        os.path.join(output_dir, study_probes.SELECTION_PROBE_DIR), log)
   if probes:
     results = _results(runs, plans, encoder, settings, task_names,
                        time.monotonic() - started, pretrained_from, **probes)
@@ -314,7 +312,8 @@ def run_study(output_dir: str, corpus: str, glue_dir: str,
   written = [study_report.RESULTS_FILE, study_report.TABLE_FILE] + (
       [study_report.FIGURE_FILE] if runs else [])
   elapsed = study_progress.minutes(time.monotonic() - started)
-  log(f"[study] done in {elapsed}: " + ", ".join(os.path.join(output_dir, name) for name in written))
+  log(f"[study] done in {elapsed}: " + ", ".join(
+      os.path.join(output_dir, name) for name in written))
   return results
 
 
@@ -329,72 +328,6 @@ def _with_task_text(corpus, output_dir, glue_dir, task_names, copies, log):
   log(f"[study] task-adaptive text: {written['examples']} training examples "
       f"of {', '.join(task_names)} (no labels) x {copies} -> {path}")
   return f"{corpus},{path}"
-
-
-def _dev_probe(glue_dir, tokenizer, hyperparameters):
-  """`measure(network, task_name)`: the dev-set probe (`probe_task`)."""
-  encoded = {}
-
-  def measure(network, task_name):
-    if task_name not in encoded:
-      encoded[task_name] = glue_family.encode_task(
-          tasks_lib.get_task(task_name), glue_dir, tokenizer, hyperparameters,
-          with_test=False)
-    return linear_probe.probe_task(network, encoded[task_name])
-  return measure
-
-
-def _selection_probe(glue_dir, tokenizer, hyperparameters):
-  """`measure(network, task_name)`: the probe on two halves of a training
-  sample (`probe_training_split`), which never reads a dev set."""
-  examples = {}
-
-  def measure(network, task_name):
-    if task_name not in examples:
-      examples[task_name] = glue.read_split(glue_dir, task_name, "train")
-    return linear_probe.probe_training_split(
-        network, tasks_lib.get_task(task_name), examples[task_name],
-        tokenizer, hyperparameters.max_seq_length)
-  return measure
-
-
-def _probe(encoders, random_encoder, task_names, measure, probe_dir, log):
-  """`measure(network, task_name)` of every encoder on every task, each
-  cached in `probe_dir/<encoder>/<TASK>.json`; one row per feature."""
-  rows = []
-  for study_encoder in encoders:
-    network = None
-    for task_name in task_names:
-      path = os.path.join(probe_dir, study_encoder.id, f"{task_name}.json")
-      if files.exists(path):
-        task_metrics = files.read_json(path)
-      else:
-        if network is None:
-          network = _frozen_encoder(random_encoder, study_encoder)
-        task_metrics = measure(network, task_name)
-        files.write_json(path, task_metrics)
-      score_key = tasks_lib.get_task(task_name).score_key
-      for feature, values in task_metrics.items():
-        rows.append({"variant": study_encoder.variant,
-                     "step": study_encoder.step,
-                     "train_flops": study_encoder.train_flops,
-                     "task": task_name,
-                     "feature": feature, "metric": score_key,
-                     "score": values[score_key]})
-      log(f"[study] probed {study_encoder.id} on {task_name} "
-          f"({os.path.basename(probe_dir)}): " + ", ".join(
-              f"{feature} {values[score_key]:.4f}"
-              for feature, values in task_metrics.items()))
-  return rows
-
-
-def _frozen_encoder(random_encoder, study_encoder):
-  """The kept checkpoint's tower, or a random encoder (seed 0)."""
-  if study_encoder.kept_dir is None:
-    tf_keras.utils.set_random_seed(0)
-    return trainer.build_encoder(random_encoder)
-  return pretrained.load_encoder(study_encoder.kept_dir,
-                                 tower=study_encoder.tower)
 
 
 def _budget_fraction(study_encoder, settings):
