@@ -13,7 +13,9 @@ a random initialisation on every task with several seeds, and writes
 `--pretrained_from=<another study's output_dir>` it pretrains nothing and
 fine-tunes that study's kept checkpoints instead (fine-tuning protocols
 compared on the same encoders). Rerunning
-the command continues where it stopped. On SIGTERM the running piece saves a
+the command continues where it stopped; on another machine,
+`--finished_runs_from=<the results.json of an earlier run>` keeps its finished
+fine-tuning seeds (the encoders are pretrained again, to the same weights). On SIGTERM the running piece saves a
 checkpoint and the program exits with status 75 (rerun to continue).
 
 Variants: `electra`, `mlm`, `electra_15`, `replace_mlm`, `all_tokens_mlm`,
@@ -61,6 +63,11 @@ flags.DEFINE_string("pretrained_from", None, "Another study's --output_dir: "
                     "checkpoints (same variants, pretraining settings and "
                     "budget) with this gin file's fine-tuning; --corpus is "
                     "then not needed.")
+flags.DEFINE_list("finished_runs_from", [], "Earlier results.json files of "
+                  "this study (e.g. committed from another machine): their "
+                  "finished fine-tuning seeds are not run again, once the "
+                  "encoders here are shown to be the ones they fine-tuned "
+                  "(same settings, same pretraining metrics).")
 flags.DEFINE_enum("strategy", "auto", strategies.STRATEGIES,
                   "Distribution strategy of pretraining.")
 flags.DEFINE_bool("verbose", False, "Show tracebacks of errors.")
@@ -130,7 +137,8 @@ def main(argv):
         strategies.create_strategy(flags.FLAGS.strategy),
         vocab_file=flags.FLAGS.vocab_file,
         log=lambda line: print(line, flush=True),
-        pretrained_from=flags.FLAGS.pretrained_from)
+        pretrained_from=flags.FLAGS.pretrained_from,
+        finished_runs_from=flags.FLAGS.finished_runs_from)
   except errors.UserError as error:
     command_line.exit_with_error(error, flags.FLAGS.verbose)
   except preemption.Preempted as preempted:  # pretraining's or a seed's

@@ -11,7 +11,9 @@ a randomly initialised encoder at zero FLOPs. One call:
    (`study_pretraining`);
 3. fine-tunes a random initialisation and every kept checkpoint (the whole
    budget's first, then the smaller fractions) on each task with several
-   seeds (the median over seeds is the score);
+   seeds (the median over seeds is the score), seed-major: seed 0 of every
+   encoder and task first; seeds recorded by an earlier run elsewhere are
+   restored, not run again (`study_records`);
 4. probes every encoder frozen (`study_probes`: a linear model on its
    features, no fine-tuning), to tell what pretraining learned from how well
    the weights fine-tune;
@@ -36,7 +38,7 @@ other folder is only read.
 
 Rerunning continues where a run stopped: finished pretraining segments and
 fine-tuning seeds are not redone; an interrupted one resumes from its latest
-checkpoint. Results are rewritten after every task, so a stopped study leaves
+checkpoint. Results are rewritten after every seed, so a stopped study leaves
 what it has measured.
 """
 
@@ -53,6 +55,7 @@ from official_electra.experiments import study_plan
 from official_electra.experiments import study_probes
 from official_electra.experiments import study_pretraining
 from official_electra.experiments import study_progress
+from official_electra.experiments import study_records
 from official_electra.experiments import study_report
 from official_electra.experiments import task_text
 from official_electra.finetuning import glue_family
@@ -62,6 +65,7 @@ from official_electra.finetuning import trainer
 from official_electra.modeling import checkpoints
 from official_electra.modeling import objectives
 from official_electra.modeling import pretrained
+from official_electra.tokenization import vocabulary
 from official_electra.tokenization import wordpiece_tokenizer
 from tfrecords_tools import build_vocab
 
@@ -197,13 +201,19 @@ def run_study(output_dir: str, corpus: str, glue_dir: str,
               settings: StudySettings, strategy,
               vocab_file: Optional[str] = None,
               log: Callable[[str], None] = print,
-              pretrained_from: Optional[str] = None) -> dict:
+              pretrained_from: Optional[str] = None,
+              finished_runs_from: Sequence[str] = ()) -> dict:
   """Runs (or continues) the study; returns what `results.json` holds.
 
   With `pretrained_from` (another study's `output_dir`, whose pretraining of
   the same variants, settings and budget has finished), `corpus` and
   `vocab_file` are unused: that study's vocabulary and kept checkpoints are
   fine-tuned and probed here.
+
+  `finished_runs_from`: earlier `results.json` files of this study (from
+  another machine): their finished seeds are not fine-tuned again
+  (`study_records.restore_runs`, which checks they were made on these
+  encoders and settings).
 
   Raises:
     StudyConfigError, the user errors of the data tools, pretraining and
@@ -225,14 +235,14 @@ def run_study(output_dir: str, corpus: str, glue_dir: str,
     # Nothing to build: that study's vocabulary and kept checkpoints.
     vocab_file = study_pretraining.pretrained_vocab(pretrained_from)
     data_dir = None
-    encoder, plans = make_plans(study_pretraining.vocab_size(vocab_file))
+    encoder, plans = make_plans(vocabulary.load_vocabulary(vocab_file).size)
     study_pretraining.check_pretrained(pretrained_from, plans)
     log(f"[study] no pretraining here: the kept checkpoints of "
         f"{pretrained_from}")
     tf.io.gfile.makedirs(output_dir)
   else:
     # Settings that cannot work fail now, not after the data is built.
-    make_plans(study_pretraining.vocab_size(vocab_file) if vocab_file
+    make_plans(vocabulary.load_vocabulary(vocab_file).size if vocab_file
                else settings.vocab_size)
     tf.io.gfile.makedirs(output_dir)
     if settings.task_text_copies:
@@ -240,7 +250,7 @@ def run_study(output_dir: str, corpus: str, glue_dir: str,
                                settings.task_text_copies, log)
     vocab_file, data_dir = study_pretraining.prepare_data(
         corpus, output_dir, settings, vocab_file, log)
-    encoder, plans = make_plans(study_pretraining.vocab_size(vocab_file))
+    encoder, plans = make_plans(vocabulary.load_vocabulary(vocab_file).size)
   pretrain_root = os.path.join(pretrained_from or output_dir, "pretrain")
   for plan in plans:
     log(f"[study] {plan.name}: {plan.num_train_steps} steps of "
@@ -262,37 +272,50 @@ def run_study(output_dir: str, corpus: str, glue_dir: str,
     study_pretraining.pretrain(
         plan, os.path.join(pretrain_root, plan.name), data_dir, vocab_file,
         encoder, strategy, progress)
+  for record_file in finished_runs_from:
+    progress.restored(study_records.restore_runs(
+        record_file, finetune_dir, encoders, dataclasses.asdict(encoder),
+        dataclasses.asdict(settings.finetuning), task_names,
+        settings.num_seeds, log))
   tokenizer = wordpiece_tokenizer.WordpieceTokenizer(
       vocab_file, lower_case=settings.lower_case)
-  runs = []
-  # No seeds: a sweep that only pretrains and probes.
-  for study_encoder in encoders if settings.num_seeds else []:
-    kept_dir = study_encoder.kept_dir
-    encoder_config = (
-        encoder if kept_dir is None else
-        checkpoints.recorded_encoder_config(kept_dir, study_encoder.tower))
-    pretraining_metrics = {} if kept_dir is None else files.read_json(
-        os.path.join(kept_dir, study_pretraining.PRETRAINING_METRICS_FILE))
-    for task_name in task_names:
-      task_started = time.monotonic()
-      new_runs = _finetuning_runs_left(finetune_dir, [study_encoder.id],
-                                       [task_name], settings.num_seeds)
-      summary = trainer.finetune_task(
-          glue_family.GlueFamily(task_name, glue_dir), tokenizer,
-          encoder_config, kept_dir,
-          settings.finetuning, settings.num_seeds,
-          os.path.join(finetune_dir, study_encoder.id), with_test=False,
-          init_tower=study_encoder.tower)
-      runs.extend(_task_runs(summary, study_encoder, pretraining_metrics,
-                             settings))
-      progress.finetuned(
-          task_name, new_runs, time.monotonic() - task_started,
-          f"fine-tuned {study_encoder.id} on {task_name}: "
-          f"{summary['score_key']} median "
-          f"{summary['median'][summary['score_key']]:.4f}")
-      results = _results(runs, plans, encoder, settings, task_names,
-                         time.monotonic() - started, pretrained_from)
-      study_report.write_report(output_dir, results)
+  inits = {
+      e.id: (encoder, {}) if e.kept_dir is None else (
+          checkpoints.recorded_encoder_config(e.kept_dir, e.tower),
+          files.read_json(os.path.join(
+              e.kept_dir, study_pretraining.PRETRAINING_METRICS_FILE)))
+      for e in encoders}
+  task_runs = {}  # (encoder id, task): its rows of results.json so far
+  # Seed-major: every encoder and task gets its first seed before any gets
+  # its second, so a stopped study already compares them all, and
+  # results.json (which carries the study to another machine,
+  # `study_records`) is rewritten after every seed.
+  for seeds in range(1, settings.num_seeds + 1):
+    for study_encoder in encoders:
+      encoder_config, pretraining_metrics = inits[study_encoder.id]
+      for task_name in task_names:
+        seed_started = time.monotonic()
+        new_runs = _finetuning_runs_left(finetune_dir, [study_encoder.id],
+                                         [task_name], seeds)
+        summary = trainer.finetune_task(
+            glue_family.GlueFamily(task_name, glue_dir), tokenizer,
+            encoder_config, study_encoder.kept_dir, settings.finetuning,
+            seeds, os.path.join(finetune_dir, study_encoder.id),
+            with_test=False, init_tower=study_encoder.tower)
+        task_runs[study_encoder.id, task_name] = _task_runs(
+            summary, study_encoder, pretraining_metrics, settings)
+        if not new_runs:
+          continue
+        progress.finetuned(
+            task_name, new_runs, time.monotonic() - seed_started,
+            f"fine-tuned {study_encoder.id} on {task_name}, seed "
+            f"{seeds - 1}: {summary['score_key']} median of {seeds} "
+            f"{summary['median'][summary['score_key']]:.4f}")
+        runs = [run for rows in task_runs.values() for run in rows]
+        results = _results(runs, plans, encoder, settings, task_names,
+                           time.monotonic() - started, pretrained_from)
+        study_report.write_report(output_dir, results)
+  runs = [run for rows in task_runs.values() for run in rows]
   probes = {}
   if settings.linear_probe:
     probes["probes"] = study_probes.probe_encoders(
@@ -305,10 +328,9 @@ def run_study(output_dir: str, corpus: str, glue_dir: str,
         study_probes.selection_probe(glue_dir, tokenizer,
                                      settings.finetuning),
         os.path.join(output_dir, study_probes.SELECTION_PROBE_DIR), log)
-  if probes:
-    results = _results(runs, plans, encoder, settings, task_names,
-                       time.monotonic() - started, pretrained_from, **probes)
-    study_report.write_report(output_dir, results)
+  results = _results(runs, plans, encoder, settings, task_names,
+                     time.monotonic() - started, pretrained_from, **probes)
+  study_report.write_report(output_dir, results)
   written = [study_report.RESULTS_FILE, study_report.TABLE_FILE] + (
       [study_report.FIGURE_FILE] if runs else [])
   elapsed = study_progress.minutes(time.monotonic() - started)

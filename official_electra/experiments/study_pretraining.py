@@ -83,12 +83,6 @@ def check_pretrained(source_dir, plans):
             "fractions")
 
 
-def vocab_size(vocab_file):
-  """Tokens in a vocabulary file (one per line)."""
-  with tf.io.gfile.GFile(vocab_file) as vocab:
-    return sum(1 for _ in vocab)
-
-
 def _pretraining_metrics_at(model_dir, step):
   """Mean of the last logged metrics up to `step`."""
   records = [record for record in training_curves.read_metrics_log(model_dir)

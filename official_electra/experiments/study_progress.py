@@ -37,6 +37,11 @@ class Progress:
       self._seconds_per_run[task] = seconds / runs
     self._report(what)
 
+  def restored(self, runs_by_task):
+    """Runs no longer left because an earlier record holds them (untimed)."""
+    for task, runs in runs_by_task.items():
+      self._runs_left[task] -= runs
+
   def _report(self, what):
     elapsed = time.monotonic() - self._started
     pending = []

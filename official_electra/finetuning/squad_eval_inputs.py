@@ -69,33 +69,38 @@ def _list_field(parent, key, where, data_name):
 
 def check_predictions(predictions, predictions_name):
   """`predictions` when it is an object of answer strings."""
-  if not isinstance(predictions, dict):
-    raise SquadEvalError(
-        f"{predictions_name} is a JSON {_json_type(predictions)}, not an "
-        f"object of answers; {PREDICTIONS_FIX}")
-  for question_id, answer in predictions.items():
-    if not isinstance(answer, str):
-      raise SquadEvalError(
-          f"{predictions_name}: the answer to {question_id!r} is a JSON "
-          f"{_json_type(answer)}, not a string; {PREDICTIONS_FIX}")
-  return predictions
+  return _check_object(
+      predictions, predictions_name, "answers",
+      lambda question_id, answer: None if isinstance(answer, str) else (
+          f"the answer to {question_id!r} is a JSON {_json_type(answer)}, "
+          "not a string"), PREDICTIONS_FIX)
 
 
 def check_null_odds(na_probs, null_odds_name):
   """`na_probs` when it is an object of finite numbers."""
-  if not isinstance(na_probs, dict):
-    raise SquadEvalError(
-        f"{null_odds_name} is a JSON {_json_type(na_probs)}, not an object "
-        f"of null odds; {NULL_ODDS_FIX}")
-  for question_id, value in na_probs.items():
+  def problem(question_id, value):
     if (isinstance(value, bool) or not isinstance(value, (int, float))
         or not math.isfinite(value)):
       kind = ("a non-finite number" if isinstance(value, float)
               else f"a JSON {_json_type(value)}")
-      raise SquadEvalError(
-          f"{null_odds_name}: the null odds of {question_id!r} is {kind}, "
-          f"not a finite number; {NULL_ODDS_FIX}")
-  return na_probs
+      return (f"the null odds of {question_id!r} is {kind}, not a finite "
+              "number")
+    return None
+  return _check_object(na_probs, null_odds_name, "null odds", problem,
+                       NULL_ODDS_FIX)
+
+
+def _check_object(value, name, of_what, problem, fix):
+  """`value` when it is a JSON object none of whose items `problem(key,
+  item)` describes; otherwise one `SquadEvalError` naming the first."""
+  if not isinstance(value, dict):
+    raise SquadEvalError(f"{name} is a JSON {_json_type(value)}, not an "
+                         f"object of {of_what}; {fix}")
+  for key, item in value.items():
+    described = problem(key, item)
+    if described:
+      raise SquadEvalError(f"{name}: {described}; {fix}")
+  return value
 
 
 def _json_type(value):

@@ -111,7 +111,7 @@ def check_run(settings, encoder, num_replicas: int):
         f"masking_draws={masking_draws!r} is not one of "
         f"{', '.join(dynamic_masking.DRAWS)}: fix "
         "run_pretraining.masking_draws")
-  if masking_scheme != "tokens" and masking_draws != "without_replacement":
+  if not span_masking.takes_draws(masking_scheme, masking_draws):
     raise TrainingConfigError(
         f"masking_draws={masking_draws!r} draws single tokens; "
         f"masking_scheme={masking_scheme!r} draws spans: unset "

@@ -497,3 +497,125 @@ def test_the_study_fine_tunes_electras_generator_beside_its_discriminator(
   assert ("electra", "electra_generator") in paired or (
       "electra_generator", "electra") in paired
   assert "electra_generator" in (output_dir / "results.md").read_text()
+
+
+def _record(finished_study, tmp_path, change=None, keep=lambda run: True):
+  """A copy of the finished study's results.json, as another machine left
+  it: only the runs `keep` passes, then `change(record)` applied."""
+  record = json.loads((finished_study[0] / "results.json").read_text())
+  record["runs"] = [run for run in record["runs"] if keep(run)]
+  if change:
+    change(record)
+  path = tmp_path / "record.json"
+  path.write_text(json.dumps(record))
+  return path
+
+
+def test_finished_runs_from_another_machine_are_not_fine_tuned_again(
+    finished_study, study_inputs, tmp_path):
+  # The record holds random init's and ELECTRA's seed 0, not MLM's; the
+  # study now asks for two seeds. Seed 0 of every encoder comes first
+  # (seed-major), so a study stopped at any point compares them all.
+  record = _record(finished_study, tmp_path,
+                   keep=lambda run: run["variant"] != "mlm")
+  output_dir = tmp_path / "next_machine"
+  completed = _run_from(finished_study[0], study_inputs, output_dir,
+                        f"--finished_runs_from={record}",
+                        "--gin_bindings=efficiency_study.num_seeds=2",
+                        "--gin_bindings=efficiency_study.linear_probe=False")
+  assert completed.returncode == 0, completed.stderr[-3000:]
+  assert f"restored 3 finished fine-tuning runs from {record}" in (
+      completed.stdout)
+  trained = [line.split("] fine-tuned ", 1)[1].split(":")[0]
+             for line in completed.stdout.splitlines()
+             if "] fine-tuned " in line]
+  mlm_steps = sorted(step for variant, step, _, _ in _scores(finished_study[0])
+                     if variant == "mlm")
+  assert trained[:2] == [f"mlm_step_{step} on SST-2, seed 0"
+                         for step in mlm_steps[::-1]]
+  assert sorted(trained[2:]) == sorted(
+      f"{encoder} on SST-2, seed 1" for encoder in
+      ["random_init"] + [f"{variant}_step_{step}" for variant, step, _, _
+                         in _scores(finished_study[0])
+                         if variant != "random_init"])
+  restored = [json.loads(path.read_text()) for path in
+              output_dir.glob("finetune/*/SST-2/seed_*/eval_results.json")]
+  assert sorted(run.get("restored_from") is not None for run in restored) == (
+      [False] * 7 + [True] * 3)
+  # Seed 0's scores are the finished study's, restored or fine-tuned again.
+  scores = _scores(output_dir)
+  assert {key: score for key, score in scores.items() if key[3] == 0} == (
+      _scores(finished_study[0]))
+  assert len(scores) == 10
+
+
+def _electra_metric_moved(record):
+  run = next(run for run in record["runs"] if run["variant"] == "electra")
+  run["pretraining"]["disc_auc"] += 1e-9
+
+
+def _learning_rate_changed(record):
+  record["finetuning"]["learning_rate"] *= 2
+
+
+def test_runs_of_another_pretraining_are_fine_tuned_again(
+    finished_study, study_inputs, tmp_path):
+  # ELECTRA pretrained otherwise (its recorded metrics differ in the last
+  # bit): its runs are not this encoder's; random init's, MLM's and the
+  # other ELECTRA checkpoint's are.
+  record = _record(finished_study, tmp_path, _electra_metric_moved)
+  output_dir = tmp_path / "next_machine"
+  completed = _run_from(finished_study[0], study_inputs, output_dir,
+                        f"--finished_runs_from={record}",
+                        "--gin_bindings=efficiency_study.linear_probe=False")
+  assert completed.returncode == 0, completed.stderr[-3000:]
+  assert f"restored 4 finished fine-tuning runs from {record}" in (
+      completed.stdout)
+  electra_step = max(step for variant, step, _, _ in _scores(finished_study[0])
+                     if variant == "electra")
+  assert (f"not restored: the runs of electra_step_{electra_step} in {record} "
+          "fine-tuned another encoder (pretraining disc_auc ") in (
+              completed.stdout)
+  trained = [line.split("] fine-tuned ", 1)[1].split(",")[0]
+             for line in completed.stdout.splitlines()
+             if "] fine-tuned " in line]
+  assert trained == [f"electra_step_{electra_step} on SST-2"]
+  assert _scores(output_dir) == _scores(finished_study[0])
+
+
+@pytest.mark.parametrize("change, message", [
+    (_learning_rate_changed, "its runs were made with the fine-tuning "
+     "learning_rate=0.002, this study's is 0.001"),
+    ("not json", "not a study's results.json"),
+])
+def test_a_record_of_other_settings_is_refused(
+    finished_study, study_inputs, tmp_path, change, message):
+  if isinstance(change, str):
+    record = tmp_path / "record.json"
+    record.write_text(change)
+  else:
+    record = _record(finished_study, tmp_path, change)
+  completed = _run_from(finished_study[0], study_inputs, tmp_path / "out",
+                        f"--finished_runs_from={record}")
+  lines = [line for line in completed.stderr.splitlines() if line.strip()]
+  assert completed.returncode == 1
+  assert lines[-1].startswith(f"error: {record}: ") and message in lines[-1], (
+      lines[-1])
+  assert "Traceback" not in completed.stderr
+  assert not list((tmp_path / "out").glob("finetune/*/*/seed_*/*"))
+
+
+def test_a_vocabulary_without_special_tokens_is_one_error_line(study_inputs,
+                                                               tmp_path):
+  vocab = tmp_path / "vocab.txt"
+  vocab.write_text("the\nfilm\n")
+  completed = subprocess.run(
+      _command(study_inputs, tmp_path / "out") + [f"--vocab_file={vocab}"],
+      capture_output=True, text=True, timeout=300, env=_ENVIRONMENT,
+      cwd=tiny_pretraining.REPO_ROOT)
+  lines = [line for line in completed.stderr.splitlines() if line.strip()]
+  assert completed.returncode == 1
+  assert lines[-1].startswith(f"error: vocabulary file {vocab} lacks the "
+                              "special tokens [PAD] [UNK] [CLS]"), lines[-1]
+  assert "Traceback" not in completed.stderr
+  assert not (tmp_path / "out").exists()

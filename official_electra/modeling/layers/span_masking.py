@@ -17,6 +17,13 @@ from official_electra.modeling.layers import dynamic_masking
 # paper's), spans of whole words, whole words.
 SCHEMES = ("tokens", "spans", "whole_words")
 
+
+def takes_draws(masking_scheme, masking_draws):
+  """Whether `masking_draws` goes with `masking_scheme`: only single tokens
+  are drawn with replacement (the original's); spans and whole words are
+  drawn without (`dynamic_masking.DRAWS`)."""
+  return masking_scheme == "tokens" or masking_draws == "without_replacement"
+
 # SpanBERT's span lengths: Geo(p = 0.2) clipped at 10 words (mean 3.8).
 SPAN_P = 0.2
 MAX_SPAN_WORDS = 10

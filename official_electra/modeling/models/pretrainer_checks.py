@@ -59,7 +59,7 @@ def check_arguments(spec: objectives.ObjectiveSpec, model, *, mask_token_id,
   if masking_scheme not in span_masking.SCHEMES:
     raise ValueError(f"unknown masking_scheme {masking_scheme!r}; choose "
                      f"one of {span_masking.SCHEMES}")
-  if masking_scheme != "tokens" and masking_draws != "without_replacement":
+  if not span_masking.takes_draws(masking_scheme, masking_draws):
     raise ValueError(f"masking_draws={masking_draws!r} is for "
                      "masking_scheme='tokens', not "
                      f"{masking_scheme!r}")

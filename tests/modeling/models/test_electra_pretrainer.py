@@ -199,6 +199,13 @@ def test_invalid_arguments_are_rejected():
         tiny.model("electra", discriminator, None), mask_token_id=4,
         excluded_token_ids=[0], max_predictions_per_seq=3,
         objective="electra")
+  # Spans and whole words are drawn without replacement only.
+  with pytest.raises(ValueError, match="masking_draws='with_replacement' is "
+                                       "for masking_scheme='tokens'"):
+    electra_pretrainer.ElectraPretrainer(
+        tiny.model("mlm", discriminator, None), mask_token_id=4,
+        excluded_token_ids=[0], max_predictions_per_seq=3, objective="mlm",
+        masking_scheme="spans", masking_draws="with_replacement")
 
 
 def _same_weights(pretrainer, reference, inputs):
