@@ -19,9 +19,10 @@ make it on, so a run of another encoder never passes for this one's:
   encoder's runs are left, with a line naming the difference, and fine-tuned
   again; random init's runs depend on the shape and hyperparameters only.
 
-Pretraining is deterministic on one machine (resumes included), but not
-always across machines: on another CPU the same run can round differently
-(docs/experiments.md).
+Pretraining is deterministic (resumes included; across two machines of one
+kind, checked), but a code change that reorders a float sum makes another
+encoder after thousands of steps: pretrain with the commit the record was
+made with (docs/experiments.md).
 """
 
 import json
