@@ -511,12 +511,26 @@ def _record(finished_study, tmp_path, change=None, keep=lambda run: True):
   return path
 
 
+def _electra_metric_moved(record):
+  run = next(run for run in record["runs"] if run["variant"] == "electra")
+  run["pretraining"]["disc_auc"] += 1e-9
+  return run["step"]
+
+
+def _learning_rate_changed(record):
+  record["finetuning"]["learning_rate"] *= 2
+
+
 def test_finished_runs_from_another_machine_are_not_fine_tuned_again(
     finished_study, study_inputs, tmp_path):
-  # The record holds random init's and ELECTRA's seed 0, not MLM's; the
-  # study now asks for two seeds. Seed 0 of every encoder comes first
+  # The record holds seed 0 of random init and ELECTRA, not MLM's, and one
+  # ELECTRA checkpoint of it was pretrained otherwise (its recorded metrics
+  # differ in the last bit): those runs are not this encoder's. The study
+  # now asks for two seeds; seed 0 of every encoder comes first
   # (seed-major), so a study stopped at any point compares them all.
+  moved = []
   record = _record(finished_study, tmp_path,
+                   lambda record: moved.append(_electra_metric_moved(record)),
                    keep=lambda run: run["variant"] != "mlm")
   output_dir = tmp_path / "next_machine"
   completed = _run_from(finished_study[0], study_inputs, output_dir,
@@ -524,63 +538,31 @@ def test_finished_runs_from_another_machine_are_not_fine_tuned_again(
                         "--gin_bindings=efficiency_study.num_seeds=2",
                         "--gin_bindings=efficiency_study.linear_probe=False")
   assert completed.returncode == 0, completed.stderr[-3000:]
-  assert f"restored 3 finished fine-tuning runs from {record}" in (
+  assert f"restored 2 finished fine-tuning runs from {record}" in (
       completed.stdout)
+  assert (f"not restored: the runs of electra_step_{moved[0]} in {record} "
+          "fine-tuned another encoder (pretraining disc_auc ") in (
+              completed.stdout)
   trained = [line.split("] fine-tuned ", 1)[1].split(":")[0]
              for line in completed.stdout.splitlines()
              if "] fine-tuned " in line]
-  mlm_steps = sorted(step for variant, step, _, _ in _scores(finished_study[0])
-                     if variant == "mlm")
-  assert trained[:2] == [f"mlm_step_{step} on SST-2, seed 0"
-                         for step in mlm_steps[::-1]]
-  assert sorted(trained[2:]) == sorted(
-      f"{encoder} on SST-2, seed 1" for encoder in
-      ["random_init"] + [f"{variant}_step_{step}" for variant, step, _, _
-                         in _scores(finished_study[0])
-                         if variant != "random_init"])
+  reference = _scores(finished_study[0])
+  encoders = ["random_init"] + [f"{variant}_step_{step}" for variant, step,
+                                _, _ in reference if variant != "random_init"]
+  assert sorted(trained[:3]) == sorted(
+      f"{encoder} on SST-2, seed 0" for encoder in encoders
+      if encoder.startswith("mlm") or encoder == f"electra_step_{moved[0]}")
+  assert sorted(trained[3:]) == sorted(f"{encoder} on SST-2, seed 1"
+                                       for encoder in encoders)
   restored = [json.loads(path.read_text()) for path in
               output_dir.glob("finetune/*/SST-2/seed_*/eval_results.json")]
   assert sorted(run.get("restored_from") is not None for run in restored) == (
-      [False] * 7 + [True] * 3)
+      [False] * 8 + [True] * 2)
   # Seed 0's scores are the finished study's, restored or fine-tuned again.
   scores = _scores(output_dir)
   assert {key: score for key, score in scores.items() if key[3] == 0} == (
-      _scores(finished_study[0]))
+      reference)
   assert len(scores) == 10
-
-
-def _electra_metric_moved(record):
-  run = next(run for run in record["runs"] if run["variant"] == "electra")
-  run["pretraining"]["disc_auc"] += 1e-9
-
-
-def _learning_rate_changed(record):
-  record["finetuning"]["learning_rate"] *= 2
-
-
-def test_runs_of_another_pretraining_are_fine_tuned_again(
-    finished_study, study_inputs, tmp_path):
-  # ELECTRA pretrained otherwise (its recorded metrics differ in the last
-  # bit): its runs are not this encoder's; random init's, MLM's and the
-  # other ELECTRA checkpoint's are.
-  record = _record(finished_study, tmp_path, _electra_metric_moved)
-  output_dir = tmp_path / "next_machine"
-  completed = _run_from(finished_study[0], study_inputs, output_dir,
-                        f"--finished_runs_from={record}",
-                        "--gin_bindings=efficiency_study.linear_probe=False")
-  assert completed.returncode == 0, completed.stderr[-3000:]
-  assert f"restored 4 finished fine-tuning runs from {record}" in (
-      completed.stdout)
-  electra_step = max(step for variant, step, _, _ in _scores(finished_study[0])
-                     if variant == "electra")
-  assert (f"not restored: the runs of electra_step_{electra_step} in {record} "
-          "fine-tuned another encoder (pretraining disc_auc ") in (
-              completed.stdout)
-  trained = [line.split("] fine-tuned ", 1)[1].split(",")[0]
-             for line in completed.stdout.splitlines()
-             if "] fine-tuned " in line]
-  assert trained == [f"electra_step_{electra_step} on SST-2"]
-  assert _scores(output_dir) == _scores(finished_study[0])
 
 
 @pytest.mark.parametrize("change, message", [
