@@ -34,12 +34,6 @@ from official_electra import errors
 from official_electra import files
 from official_electra.experiments import paired_comparison
 
-flags.DEFINE_multi_string("arm", None, "label,results.json,variant,fraction "
-                          "(repeat: two or more).")
-flags.DEFINE_list("tasks", None, "Tasks compared (each arm must have them).")
-flags.DEFINE_string("output_dir", None, "Where comparison.json and .md go.")
-flags.DEFINE_bool("verbose", False, "Show tracebacks of errors.")
-
 JSON_FILE = "comparison.json"
 TABLE_FILE = "comparison.md"
 
@@ -155,5 +149,16 @@ def main(argv):
     command_line.exit_with_error(error, flags.FLAGS.verbose)
 
 
+def _define_flags():
+  """The program's flags: defined only when it runs, so the module imports
+  beside the other programs (whose flags share these names)."""
+  flags.DEFINE_multi_string("arm", None, "label,results.json,variant,"
+                            "fraction (repeat: two or more).")
+  flags.DEFINE_list("tasks", None, "Tasks compared (each arm must have them).")
+  flags.DEFINE_string("output_dir", None, "Where comparison.json and .md go.")
+  flags.DEFINE_bool("verbose", False, "Show tracebacks of errors.")
+
+
 if __name__ == "__main__":
+  _define_flags()
   app.run(main)
