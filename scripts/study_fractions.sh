@@ -22,7 +22,9 @@
 # Usage: bash scripts/study_fractions.sh [RUNS_ROOT]   (from the clone's root)
 set -uo pipefail
 root=$(realpath -m "${1:-runs}")
-python=$(realpath .venv/bin/python)
+# The venv's own path, not realpath: that resolves to the base
+# interpreter, outside the venv and its packages.
+python="$PWD/.venv/bin/python"
 record_commit=d2f4868
 worktree=$(realpath -m "../official_electra_$record_commit")
 fractions="efficiency_study.checkpoint_fractions=(0.2, 0.5)"
