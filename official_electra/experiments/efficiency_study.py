@@ -43,6 +43,7 @@ what it has measured.
 """
 
 import dataclasses
+import functools
 import os
 import time
 from typing import Callable, NamedTuple, Optional, Sequence
@@ -86,9 +87,7 @@ class _Encoder(NamedTuple):
   @property
   def id(self) -> str:
     """Its folder under finetune/ and probe/."""
-    if self.kept_dir is None:
-      return RANDOM_INIT
-    return f"{self.variant}_step_{self.step}"
+    return study_report.encoder_id(self.variant, self.step)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -272,19 +271,37 @@ def run_study(output_dir: str, corpus: str, glue_dir: str,
     study_pretraining.pretrain(
         plan, os.path.join(pretrain_root, plan.name), data_dir, vocab_file,
         encoder, strategy, progress)
-  for record_file in finished_runs_from:
-    progress.restored(study_records.restore_runs(
-        record_file, finetune_dir, encoders, dataclasses.asdict(encoder),
-        dataclasses.asdict(settings.finetuning), task_names,
-        settings.num_seeds, log))
-  tokenizer = wordpiece_tokenizer.WordpieceTokenizer(
-      vocab_file, lower_case=settings.lower_case)
   inits = {
       e.id: (encoder, {}) if e.kept_dir is None else (
           checkpoints.recorded_encoder_config(e.kept_dir, e.tower),
           files.read_json(os.path.join(
               e.kept_dir, study_pretraining.PRETRAINING_METRICS_FILE)))
       for e in encoders}
+  for record_file in finished_runs_from:
+    progress.restored(study_records.restore_runs(
+        record_file, finetune_dir, encoders,
+        {encoder_id: metrics for encoder_id, (_, metrics) in inits.items()},
+        dataclasses.asdict(encoder), dataclasses.asdict(settings.finetuning),
+        task_names, settings.num_seeds, log))
+  tokenizer = wordpiece_tokenizer.WordpieceTokenizer(
+      vocab_file, lower_case=settings.lower_case)
+  families = {task_name: glue_family.GlueFamily(task_name, glue_dir)
+              for task_name in task_names}
+
+  def encoder_of(task_name):
+    """Tokenises the task once, when its first missing seed needs it; the
+    next seed passes reuse it."""
+    @functools.cache
+    def encode():
+      started_encoding = time.monotonic()
+      encoded = families[task_name].encode(tokenizer, settings.finetuning,
+                                           False)
+      log(f"[study] tokenised {task_name} in "
+          f"{time.monotonic() - started_encoding:.0f} s (kept for its seeds)")
+      return encoded
+    return encode
+
+  encode = {task_name: encoder_of(task_name) for task_name in task_names}
   task_runs = {}  # (encoder id, task): its rows of results.json so far
   # Seed-major: every encoder and task gets its first seed before any gets
   # its second, so a stopped study already compares them all, and
@@ -298,10 +315,11 @@ def run_study(output_dir: str, corpus: str, glue_dir: str,
         new_runs = _finetuning_runs_left(finetune_dir, [study_encoder.id],
                                          [task_name], seeds)
         summary = trainer.finetune_task(
-            glue_family.GlueFamily(task_name, glue_dir), tokenizer,
+            families[task_name], tokenizer,
             encoder_config, study_encoder.kept_dir, settings.finetuning,
             seeds, os.path.join(finetune_dir, study_encoder.id),
-            with_test=False, init_tower=study_encoder.tower)
+            with_test=False, init_tower=study_encoder.tower,
+            encode=encode[task_name])
         task_runs[study_encoder.id, task_name] = _task_runs(
             summary, study_encoder, pretraining_metrics, settings)
         if not new_runs:

@@ -30,7 +30,6 @@ import os
 
 from official_electra import files
 from official_electra.experiments import study_plan
-from official_electra.experiments import study_pretraining
 from official_electra.experiments import study_report
 from official_electra.finetuning import outputs
 
@@ -56,24 +55,35 @@ def _first_difference(recorded, current, prefix=""):
   return None
 
 
-def _check_same(record_file, what, recorded, current, fix):
+def _difference_in_words(what, recorded, current):
+  """None when `recorded` (a record's) and `current` (this study's) agree;
+  otherwise their first difference, in words."""
   difference = _first_difference(_plain(recorded), _plain(current))
+  if difference is None:
+    return None
+  name, was, now = difference
+  return f"{what} {name} {was!r} in the record, {now!r} here"
+
+
+def _check_same(record_file, what, recorded, current, fix):
+  difference = _difference_in_words(what, recorded, current)
   if difference:
-    name, was, now = difference
     raise study_plan.StudyConfigError(
-        f"{record_file}: its runs were made with {what} {name}={was!r}, this "
-        f"study's is {now!r}; {fix}")
+        f"{record_file}: its runs were made on other settings: {difference}; "
+        f"{fix}")
 
 
-def restore_runs(record_file, finetune_dir, encoders, encoder_config,
-                 finetuning, task_names, num_seeds, log):
+def restore_runs(record_file, finetune_dir, encoders, pretraining_metrics,
+                 encoder_config, finetuning, task_names, num_seeds, log):
   """Writes the runs `record_file` holds into `finetune_dir`.
 
   Args:
     record_file: an earlier `results.json` of this study.
     finetune_dir: the study's `finetune/` folder.
     encoders: the study's encoders (`efficiency_study._Encoder`: `id`,
-      `variant`, `step`, `kept_dir`, `plan`), pretrained already.
+      `variant`, `step`, `plan`), pretrained already.
+    pretraining_metrics: `{encoder id: its kept checkpoint's pretraining
+      metrics}` for the pretrained encoders.
     encoder_config: the study's discriminator `EncoderConfig` as a dict.
     finetuning: the study's fine-tuning hyperparameters as a dict.
     task_names, num_seeds: the runs the study makes; others are left.
@@ -107,14 +117,14 @@ def restore_runs(record_file, finetune_dir, encoders, encoder_config,
   differing, wanted, left = {}, [], 0
   # Everything is checked before anything is written.
   for run in recorded_runs:
-    encoder = by_id.get(_run_id(run))
+    encoder = by_id.get(study_report.encoder_id(run["variant"], run["step"]))
     if (encoder is None or run["task"] not in task_names
         or run["seed"] >= num_seeds):
       left += 1
       continue
     if encoder.id not in differing:
-      differing[encoder.id] = _encoder_difference(encoder, run,
-                                                  recorded_plans)
+      differing[encoder.id] = _encoder_difference(
+          encoder, pretraining_metrics.get(encoder.id), run, recorded_plans)
     if differing[encoder.id]:
       continue
     path = os.path.join(finetune_dir, encoder.id, run["task"],
@@ -138,16 +148,10 @@ def restore_runs(record_file, finetune_dir, encoders, encoder_config,
   return written
 
 
-def _run_id(run):
-  """The folder under `finetune/` of a recorded run's encoder."""
-  if run["variant"] == study_report.RANDOM_INIT:
-    return study_report.RANDOM_INIT
-  return f"{run['variant']}_step_{run['step']}"
-
-
-def _encoder_difference(encoder, run, recorded_plans):
+def _encoder_difference(encoder, metrics, run, recorded_plans):
   """None when the recorded run fine-tuned this study's `encoder` (same
-  plan, same checkpoint); otherwise the first difference, in words."""
+  plan, and `metrics`, its checkpoint's pretraining metrics, the same);
+  otherwise the first difference, in words."""
   if encoder.plan is None:
     return None
   plan = encoder.plan
@@ -156,21 +160,12 @@ def _encoder_difference(encoder, run, recorded_plans):
     return f"the record has no plan of variant {plan.name}"
   # The steps kept do not change the weights: a study keeping fewer
   # fractions of the same run fine-tunes the same encoders.
-  difference = _first_difference(_plain({
-      "settings": recorded_plan["settings"],
-      "num_train_steps": recorded_plan["num_train_steps"]}), _plain({
-          "settings": plan.settings,
-          "num_train_steps": plan.num_train_steps}))
-  what = f"variant {plan.name}'s"
-  if not difference:
-    difference = _first_difference(
-        _plain(run["pretraining"]), _plain(files.read_json(os.path.join(
-            encoder.kept_dir, study_pretraining.PRETRAINING_METRICS_FILE))))
-    what = "pretraining"
-  if not difference:
-    return None
-  name, was, now = difference
-  return f"{what} {name} {was!r} there, {now!r} here"
+  return (_difference_in_words(
+      f"variant {plan.name}'s",
+      {"settings": recorded_plan["settings"],
+       "num_train_steps": recorded_plan["num_train_steps"]},
+      {"settings": plan.settings, "num_train_steps": plan.num_train_steps})
+          or _difference_in_words("pretraining", run["pretraining"], metrics))
 
 
 def _already_there(record_file, path, encoder_id, run):

@@ -19,6 +19,14 @@ FIGURE_FILE = "results.png"
 RANDOM_INIT = "random_init"
 
 
+def encoder_id(variant, step):
+  """An encoder's folder under the study's `finetune/` and `probe/`, and its
+  key in a record: random_init, or `<variant>_step_<step>`."""
+  if variant == RANDOM_INIT:
+    return RANDOM_INIT
+  return f"{variant}_step_{step}"
+
+
 def summarize(runs, task_names):
   """Median and spread over seeds per (variant, step, task), and task means.
 

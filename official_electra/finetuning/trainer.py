@@ -28,7 +28,7 @@ import dataclasses
 import os
 import sys
 import time
-from typing import Optional
+from typing import Callable, Optional
 
 from absl import logging
 import tensorflow as tf
@@ -255,11 +255,17 @@ def finetune_task(family: task_family.TaskFamily, tokenizer, encoder_config,
                   init_checkpoint: Optional[str],
                   hyperparameters: FinetuneHyperparameters, num_seeds: int,
                   model_dir: str, with_test: bool = True,
-                  init_tower: str = "discriminator") -> dict:
+                  init_tower: str = "discriminator",
+                  encode: Optional[Callable[[], task_family.EncodedTask]] = None
+                  ) -> dict:
   """Fine-tunes `num_seeds` times on one task and summarises the seeds.
 
   `with_test=False` skips the test splits (no submission files), for studies
   that read the dev scores only. `init_tower`: see `finetune_seed`.
+  `encode`: called with no arguments when a seed is to be trained, returns
+  the task's encoded splits as `family.encode(tokenizer, hyperparameters,
+  with_test)` does (the default); a caller that comes back for one seed at a
+  time passes one that keeps them.
 
   A seed whose `eval_results.json` already exists is not rerun; an
   interrupted seed resumes from its latest training checkpoint. The
@@ -282,7 +288,8 @@ def finetune_task(family: task_family.TaskFamily, tokenizer, encoder_config,
                    results_path)
       continue
     if encoded is None:
-      encoded = family.encode(tokenizer, hyperparameters, with_test)
+      encoded = (encode() if encode is not None
+                 else family.encode(tokenizer, hyperparameters, with_test))
     seed_metrics[seed] = finetune_seed(family, encoded, encoder_config,
                                        init_checkpoint, hyperparameters,
                                        tokenizer, seed, run_dir, init_tower)

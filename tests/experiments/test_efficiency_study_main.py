@@ -554,6 +554,9 @@ def test_finished_runs_from_another_machine_are_not_fine_tuned_again(
       if encoder.startswith("mlm") or encoder == f"electra_step_{moved[0]}")
   assert sorted(trained[3:]) == sorted(f"{encoder} on SST-2, seed 1"
                                        for encoder in encoders)
+  # The task is tokenised once for both seed passes.
+  assert completed.stdout.count("] tokenised SST-2 in ") == 1, (
+      completed.stdout)
   restored = [json.loads(path.read_text()) for path in
               output_dir.glob("finetune/*/SST-2/seed_*/eval_results.json")]
   assert sorted(run.get("restored_from") is not None for run in restored) == (
@@ -566,8 +569,8 @@ def test_finished_runs_from_another_machine_are_not_fine_tuned_again(
 
 
 @pytest.mark.parametrize("change, message", [
-    (_learning_rate_changed, "its runs were made with the fine-tuning "
-     "learning_rate=0.002, this study's is 0.001"),
+    (_learning_rate_changed, "its runs were made on other settings: the "
+     "fine-tuning learning_rate 0.002 in the record, 0.001 here"),
     ("not json", "not a study's results.json"),
 ])
 def test_a_record_of_other_settings_is_refused(
