@@ -12,8 +12,8 @@ a randomly initialised encoder at zero FLOPs. One call:
 3. fine-tunes a random initialisation and every kept checkpoint (the whole
    budget's first, then the smaller fractions) on each task with several
    seeds (the median over seeds is the score), seed-major: seed 0 of every
-   encoder and task first; seeds recorded by an earlier run elsewhere are
-   restored, not run again (`study_records`);
+   encoder and task first (`study_finetuning`); seeds recorded by an
+   earlier run elsewhere are restored, not run again (`study_records`);
 4. probes every encoder frozen (`study_probes`: a linear model on its
    features, no fine-tuning), to tell what pretraining learned from how well
    the weights fine-tune;
@@ -43,7 +43,6 @@ what it has measured.
 """
 
 import dataclasses
-import functools
 import os
 import time
 from typing import Callable, NamedTuple, Optional, Sequence
@@ -52,6 +51,7 @@ import tensorflow as tf
 
 from official_electra import files
 from official_electra.experiments import paired_comparison
+from official_electra.experiments import study_finetuning
 from official_electra.experiments import study_plan
 from official_electra.experiments import study_probes
 from official_electra.experiments import study_pretraining
@@ -59,8 +59,6 @@ from official_electra.experiments import study_progress
 from official_electra.experiments import study_records
 from official_electra.experiments import study_report
 from official_electra.experiments import task_text
-from official_electra.finetuning import glue_family
-from official_electra.finetuning import outputs
 from official_electra.finetuning import tasks as tasks_lib
 from official_electra.finetuning import trainer
 from official_electra.modeling import checkpoints
@@ -186,15 +184,6 @@ def _check_generator_variants(plans, names):
           "'electra')")
 
 
-def _finetuning_runs_left(finetune_dir, encoder_ids, task_names, num_seeds):
-  return sum(
-      not tf.io.gfile.exists(os.path.join(
-          finetune_dir, encoder_id, task, f"seed_{seed}",
-          outputs.EVAL_RESULTS_FILE))
-      for encoder_id in encoder_ids for task in task_names
-      for seed in range(num_seeds))
-
-
 def run_study(output_dir: str, corpus: str, glue_dir: str,
               task_names: Sequence[str], variant_names: Sequence[str],
               settings: StudySettings, strategy,
@@ -263,8 +252,8 @@ def run_study(output_dir: str, corpus: str, glue_dir: str,
           plan, os.path.join(pretrain_root, plan.name))
       for plan in plans)
   progress = study_progress.Progress(pretraining_left, {
-      task: _finetuning_runs_left(finetune_dir, [e.id for e in encoders],
-                                  [task], settings.num_seeds)
+      task: study_finetuning.runs_left(
+          finetune_dir, [e.id for e in encoders], [task], settings.num_seeds)
       for task in task_names}, log)
 
   for plan in plans:
@@ -285,55 +274,15 @@ def run_study(output_dir: str, corpus: str, glue_dir: str,
         task_names, settings.num_seeds, log))
   tokenizer = wordpiece_tokenizer.WordpieceTokenizer(
       vocab_file, lower_case=settings.lower_case)
-  families = {task_name: glue_family.GlueFamily(task_name, glue_dir)
-              for task_name in task_names}
 
-  def encoder_of(task_name):
-    """Tokenises the task once, when its first missing seed needs it; the
-    next seed passes reuse it."""
-    @functools.cache
-    def encode():
-      started_encoding = time.monotonic()
-      encoded = families[task_name].encode(tokenizer, settings.finetuning,
-                                           False)
-      log(f"[study] tokenised {task_name} in "
-          f"{time.monotonic() - started_encoding:.0f} s (kept for its seeds)")
-      return encoded
-    return encode
+  def write_results(runs):
+    study_report.write_report(output_dir, _results(
+        runs, plans, encoder, settings, task_names,
+        time.monotonic() - started, pretrained_from))
 
-  encode = {task_name: encoder_of(task_name) for task_name in task_names}
-  task_runs = {}  # (encoder id, task): its rows of results.json so far
-  # Seed-major: every encoder and task gets its first seed before any gets
-  # its second, so a stopped study already compares them all, and
-  # results.json (which carries the study to another machine,
-  # `study_records`) is rewritten after every seed.
-  for seeds in range(1, settings.num_seeds + 1):
-    for study_encoder in encoders:
-      encoder_config, pretraining_metrics = inits[study_encoder.id]
-      for task_name in task_names:
-        seed_started = time.monotonic()
-        new_runs = _finetuning_runs_left(finetune_dir, [study_encoder.id],
-                                         [task_name], seeds)
-        summary = trainer.finetune_task(
-            families[task_name], tokenizer,
-            encoder_config, study_encoder.kept_dir, settings.finetuning,
-            seeds, os.path.join(finetune_dir, study_encoder.id),
-            with_test=False, init_tower=study_encoder.tower,
-            encode=encode[task_name])
-        task_runs[study_encoder.id, task_name] = _task_runs(
-            summary, study_encoder, pretraining_metrics, settings)
-        if not new_runs:
-          continue
-        progress.finetuned(
-            task_name, new_runs, time.monotonic() - seed_started,
-            f"fine-tuned {study_encoder.id} on {task_name}, seed "
-            f"{seeds - 1}: {summary['score_key']} median of {seeds} "
-            f"{summary['median'][summary['score_key']]:.4f}")
-        runs = [run for rows in task_runs.values() for run in rows]
-        results = _results(runs, plans, encoder, settings, task_names,
-                           time.monotonic() - started, pretrained_from)
-        study_report.write_report(output_dir, results)
-  runs = [run for rows in task_runs.values() for run in rows]
+  runs = study_finetuning.finetune_encoders(
+      encoders, inits, task_names, glue_dir, tokenizer, settings,
+      finetune_dir, progress, log, write_results)
   probes = {}
   if settings.linear_probe:
     probes["probes"] = study_probes.probe_encoders(
@@ -368,35 +317,6 @@ def _with_task_text(corpus, output_dir, glue_dir, task_names, copies, log):
   log(f"[study] task-adaptive text: {written['examples']} training examples "
       f"of {', '.join(task_names)} (no labels) x {copies} -> {path}")
   return f"{corpus},{path}"
-
-
-def _budget_fraction(study_encoder, settings):
-  """The kept checkpoint's fraction of the budget as the settings name it
-  (the same for every variant, where `step / num_train_steps` is not)."""
-  plan = study_encoder.plan
-  if plan is None:
-    return 0.0
-  return settings.checkpoint_fractions[
-      plan.checkpoint_steps.index(study_encoder.step)]
-
-
-def _task_runs(summary, study_encoder, pretraining_metrics, settings):
-  """One row of `results.json` per seed of a fine-tuned task."""
-  plan, step = study_encoder.plan, study_encoder.step
-  return [{
-      "variant": study_encoder.variant,
-      "objective": plan.settings["objective"] if plan else None,
-      "step": step,
-      "fraction": step / plan.num_train_steps if plan else 0.0,
-      "budget_fraction": _budget_fraction(study_encoder, settings),
-      "train_flops": study_encoder.train_flops,
-      "task": summary["task"],
-      "seed": int(seed),
-      "metric": summary["score_key"],
-      "score": metrics[summary["score_key"]],
-      "metrics": metrics,
-      "pretraining": pretraining_metrics,
-  } for seed, metrics in summary["seeds"].items()]
 
 
 def _results(runs, plans, encoder, settings, task_names, wall_seconds,
