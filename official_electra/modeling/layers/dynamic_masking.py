@@ -230,6 +230,32 @@ def _draw_with_replacement(candidates, num_slots, seed):
   return positions, drawn
 
 
+def place_samples(masked_input_ids, input_ids, input_mask, positions,
+                  sampled_ids, masked_weights):
+  """The corrupted input: `sampled_ids` written at the masked slots.
+
+  Only real slots (`masked_weights` > 0) write; a position drawn twice
+  (`with_replacement`) gets the floor of its samples' mean, as the
+  original's scatter_update (`scatter_into_positions`).
+
+  Returns:
+    dict of `sampled_ids` (cast to the inputs' dtype), `corrupted_ids` and
+    `replaced_token_labels` (1 where the corrupted token differs from the
+    original, so a sample equal to the original counts as original; 0 on
+    padding).
+  """
+  sampled_ids = tf.cast(sampled_ids, input_ids.dtype)
+  corrupted_ids = scatter_into_positions(masked_input_ids, positions,
+                                         sampled_ids, masked_weights > 0)
+  return {
+      "sampled_ids": sampled_ids,
+      "corrupted_ids": corrupted_ids,
+      "replaced_token_labels": tf.cast(
+          tf.not_equal(corrupted_ids, input_ids), tf.int32) * tf.cast(
+              input_mask, tf.int32),
+  }
+
+
 def scatter_into_positions(sequence, positions, values, written):
   """Writes `values` into `sequence` at per-row `positions`, where `written`.
 

@@ -63,6 +63,25 @@ def continuation_token_ids(tokens):
 
 
 @tf_keras.utils.register_keras_serializable(package="official_electra")
+def masking_layer(masking_scheme, *, mask_token_id, excluded_token_ids,
+                  continuation_token_ids, vocab_size, max_predictions_per_seq,
+                  mask_prob, masking_draws):
+  """The masking layer of a scheme in `SCHEMES`: `tokens` is the paper's
+  `DynamicMasking` (its `draws` are `masking_draws`), `spans` and
+  `whole_words` are `SpanMasking` with spans of up to `MAX_SPAN_WORDS` words
+  or of one word, with the same budget and special-token rules."""
+  if masking_scheme == "tokens":
+    return dynamic_masking.DynamicMasking(
+        mask_token_id=mask_token_id, excluded_token_ids=excluded_token_ids,
+        max_predictions_per_seq=max_predictions_per_seq, mask_prob=mask_prob,
+        draws=masking_draws)
+  return SpanMasking(
+      mask_token_id=mask_token_id, excluded_token_ids=excluded_token_ids,
+      continuation_token_ids=continuation_token_ids, vocab_size=vocab_size,
+      max_predictions_per_seq=max_predictions_per_seq, mask_prob=mask_prob,
+      max_span_words=MAX_SPAN_WORDS if masking_scheme == "spans" else 1)
+
+
 class SpanMasking(tf_keras.layers.Layer):
   """Chooses whole-word spans to mask and builds the generator's input.
 

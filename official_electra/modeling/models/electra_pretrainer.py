@@ -40,32 +40,14 @@ class ElectraPretrainer(tf_keras.Model):
   token as original or replaced. Loss = `generator_loss_weight` x MLM +
   `discriminator_loss_weight` x RTD (1.0 and 50.0 in the paper).
 
-  Objectives (one argument, one model; what each trains is its
-  `objectives.ObjectiveSpec`, which the code below reads):
-    `electra`: the above.
-    `mlm`: the BERT baseline: `discriminator_network` trained as a masked LM
-      (no generator; give it the discriminator's size).
-    `electra_15`: ELECTRA with the discriminator loss on masked slots only.
-    `replace_mlm`: masked slots hold generator samples instead of `[MASK]`;
-      the main network predicts the originals there (MLM).
-    `all_tokens_mlm`: as `replace_mlm`, but the main network predicts every
-      token, through a copy mechanism (Section 3.2).
-    `two_stage`: Two-Stage ELECTRA (Section 3.3): stage 1 trains a masked
-      LM alone; stage 2 trains the discriminator alone with the RTD loss,
-      initialised from that masked LM, on the samples of the masked LM
-      frozen as the generator (same size, own embeddings, run without
-      dropout). Here the masked LM of stage 1 is `discriminator_network`
-      with `main_mlm_head` (so every checkpoint's discriminator is the
-      encoder trained so far); `start_discriminator_stage` copies it into
-      `generator_network` and `generator_head`, which is the paper's
-      "initialise the discriminator with the generator's weights" seen from
-      the other side. The stage is a variable, saved with the checkpoint.
-    `adversarial`: Adversarial ELECTRA (Section 3.3, Appendix F): the
-      discriminator as in `electra`; the generator maximises the
-      discriminator's loss by REINFORCE at the masked slots, with a learned
-      baseline (`pretraining_losses.reinforce_loss`), after an optional
-      `adversarial_mle_steps` of MLE (MLM) training.
-  For `mlm`-style objectives the main network's MLM loss has weight 1.
+  Objectives (one argument, one model): `OBJECTIVES`, each an
+  `objectives.ObjectiveSpec` that says what it trains (`objectives.SPECS`:
+  the BERT baseline `mlm`, whose `discriminator_network` is trained as a
+  masked LM with no generator; the ablations of Section 3.2; Two-Stage and
+  Adversarial ELECTRA of Section 3.3, whose stages `two_stage` describes and
+  whose REINFORCE loss is `pretraining_losses.reinforce_loss`). The code
+  below reads the spec, never the name. For `mlm`-style objectives the main
+  network's MLM loss has weight 1.
 
   Args:
     model: The `ElectraModel` trained (weights only: its
@@ -99,10 +81,8 @@ class ElectraPretrainer(tf_keras.Model):
     masking_draws: How masked positions are drawn, one of
       `dynamic_masking.DRAWS` (`without_replacement`, or the original's
       `with_replacement`; see `DynamicMasking`). `tokens` masking only.
-    masking_scheme: What is masked, one of `span_masking.SCHEMES`: single
-      tokens (`tokens`, the paper's `DynamicMasking`), SpanBERT's spans of
-      whole words (`spans`) or whole words (`whole_words`), both
-      `SpanMasking` with the same budget and special-token rules.
+    masking_scheme: What is masked, one of `span_masking.SCHEMES`: tokens
+      (the paper's), SpanBERT's spans or whole words (`masking_layer`).
     continuation_token_ids: Ids of the vocabulary's continuation pieces
       (`##...`; `span_masking.continuation_token_ids`), which `spans` and
       `whole_words` keep with the word they continue.
@@ -179,22 +159,13 @@ class ElectraPretrainer(tf_keras.Model):
     self.vocab_size = discriminator_network.embedding_layer.vocab_size
     self.discriminator_network = discriminator_network
     self.generator_network = generator_network
-    if masking_scheme == "tokens":
-      self.masking = dynamic_masking.DynamicMasking(
-          mask_token_id=mask_token_id,
-          excluded_token_ids=excluded_token_ids,
-          max_predictions_per_seq=max_predictions_per_seq,
-          mask_prob=mask_prob, draws=masking_draws)
-    else:
-      self.masking = span_masking.SpanMasking(
-          mask_token_id=mask_token_id,
-          excluded_token_ids=excluded_token_ids,
-          continuation_token_ids=continuation_token_ids,
-          vocab_size=self.vocab_size,
-          max_predictions_per_seq=max_predictions_per_seq,
-          mask_prob=mask_prob,
-          max_span_words=(span_masking.MAX_SPAN_WORDS
-                          if masking_scheme == "spans" else 1))
+    self.masking = span_masking.masking_layer(
+        masking_scheme, mask_token_id=mask_token_id,
+        excluded_token_ids=excluded_token_ids,
+        continuation_token_ids=continuation_token_ids,
+        vocab_size=self.vocab_size,
+        max_predictions_per_seq=max_predictions_per_seq, mask_prob=mask_prob,
+        masking_draws=masking_draws)
     self.disallow_correct = disallow_correct
     self.unigram_log_probabilities = (
         None if unigram_counts is None else
@@ -310,17 +281,10 @@ class ElectraPretrainer(tf_keras.Model):
           outputs["masked_ids"], seeds[:, 1], self.vocab_size,
           self.disallow_correct)
     weights = outputs["masked_weights"]
-    sampled_ids = tf.cast(sampled_ids, input_ids.dtype)
-    # Only real slots write; a position drawn twice (`with_replacement`) gets
-    # the floor of its samples' mean, as the original's scatter_update.
-    corrupted_ids = dynamic_masking.scatter_into_positions(
-        outputs["masked_input_ids"], positions, sampled_ids, weights > 0)
-    outputs["sampled_ids"] = sampled_ids
-    outputs["corrupted_ids"] = corrupted_ids
-    # A sample equal to the original counts as original.
-    outputs["replaced_token_labels"] = tf.cast(
-        tf.not_equal(corrupted_ids, input_ids), tf.int32) * tf.cast(
-            input_mask, tf.int32)
+    outputs.update(dynamic_masking.place_samples(
+        outputs["masked_input_ids"], input_ids, input_mask, positions,
+        sampled_ids, weights))
+    corrupted_ids = outputs["corrupted_ids"]
 
     main_sequence = encode(self.discriminator_network, corrupted_ids)
     if self.spec.two_stage and stage is None:
@@ -387,15 +351,9 @@ class ElectraPretrainer(tf_keras.Model):
     """The variables a step updates: all, or one stage's tower and head."""
     if stage is None:
       return self.trainable_variables
-    parts = ((self.discriminator_network, self.main_mlm_head)
-             if stage == GENERATOR_STAGE else
-             (self.discriminator_network, self.discriminator_head))
-    # The MLM head tracks the tower's embedding layer: each variable once.
-    unique = {}
-    for part in parts:
-      for variable in part.trainable_variables:
-        unique.setdefault(variable.ref(), variable)
-    return list(unique.values())
+    return two_stage.stage_variables(stage, self.discriminator_network,
+                                     self.main_mlm_head,
+                                     self.discriminator_head)
 
   def train_step(self, data):
     # Two-Stage: the stage is read when the step is traced (it changes only
@@ -455,12 +413,8 @@ class ElectraPretrainer(tf_keras.Model):
     seeds = self.seed_generator.make_seeds(3)
     masking = self.masking(data["input_word_ids"], data["input_mask"],
                            seed=seeds[:, 0])
-    denominators = {
-        "masked": pretraining_losses.global_sum(
-            tf.reduce_sum(masking["masked_weights"])),
-        "tokens": pretraining_losses.global_sum(tf.reduce_sum(
-            tf.cast(data["input_mask"], tf.float32))),
-    }
+    denominators = pretraining_losses.whole_batch_denominators(
+        masking["masked_weights"], data["input_mask"])
 
     def micro_batch_gradients(inputs, micro_masking, micro_seeds):
       return self._micro_batch_gradients(inputs, stage, micro_masking,

@@ -19,6 +19,17 @@ def global_sum(value):
   return context.all_reduce(tf.distribute.ReduceOp.SUM, value)
 
 
+def whole_batch_denominators(masked_weights, input_mask):
+  """The global sums a loss over the whole batch divides by (`masked`:
+  the masked slots, `tokens`: the real tokens), for micro-batches whose
+  losses must add up to the whole batch's (`weighted_mean`'s
+  `denominator`)."""
+  return {
+      "masked": global_sum(tf.reduce_sum(masked_weights)),
+      "tokens": global_sum(tf.reduce_sum(tf.cast(input_mask, tf.float32))),
+  }
+
+
 def weighted_mean(per_item_loss, weights, denominator=None):
   """`sum(weights * loss) / sum(weights over all replicas)`, float32 scalar.
 

@@ -1,5 +1,16 @@
-"""Two-Stage ELECTRA's switch (Clark et al., 2020, Section 3.3): the weights
-of stage 1's masked LM copied into the generator that stage 2 freezes."""
+"""Two-Stage ELECTRA's stages (Clark et al., 2020, Section 3.3).
+
+Stage 1 trains a masked LM alone; stage 2 trains the discriminator alone
+with the RTD loss, initialised from that masked LM, on the samples of the
+masked LM frozen as the generator (same size, own embeddings, run without
+dropout). In `ElectraPretrainer` the masked LM of stage 1 is
+`discriminator_network` with `main_mlm_head` (so every checkpoint's
+discriminator is the encoder trained so far); its
+`start_discriminator_stage` copies it into `generator_network` and
+`generator_head` (`copy_masked_lm`), which is the paper's "initialise the
+discriminator with the generator's weights" seen from the other side. The
+stage is a variable, saved with the checkpoint.
+"""
 
 # The stages: the generator (a masked LM) alone, then the discriminator.
 GENERATOR_STAGE, DISCRIMINATOR_STAGE = 1, 2
@@ -29,6 +40,21 @@ def copy_network_weights(source, target):
 def head_weights(head):
   """A `MaskedLMHead`'s own weights (its word table is its tower's)."""
   return [*head.dense.weights, *head.layer_norm.weights, head.output_bias]
+
+
+def stage_variables(stage, discriminator_network, main_mlm_head,
+                    discriminator_head):
+  """The trainable variables a step of `stage` updates, each once (the MLM
+  head tracks its tower's embedding layer): stage 1's masked LM, or the
+  discriminator with its RTD head."""
+  parts = ((discriminator_network, main_mlm_head)
+           if stage == GENERATOR_STAGE else
+           (discriminator_network, discriminator_head))
+  unique = {}
+  for part in parts:
+    for variable in part.trainable_variables:
+      unique.setdefault(variable.ref(), variable)
+  return list(unique.values())
 
 
 def copy_masked_lm(source_network, source_head, target_network, target_head):
