@@ -2,17 +2,22 @@
 
   python -m official_electra.experiments.size_report \
       --studies=runs/size_64,runs/size_128,runs/size_256 \
-      --output_dir=docs/experiments/size_gain [--a=electra --b=mlm]
+      --output_dir=docs/experiments/size_gain [--a=electra --b=mlm] \
+      [--tasks=MRPC,STS-B,CoLA]
 
-Each study (`python -m official_electra.efficiency_study`, the same tasks,
-seeds and fine-tuning, its own `study_encoder.*` size) has compared the
-variants at equal FLOPs with paired seeds (`paired_comparison`). This report
-takes, at each study's whole budget, the paired difference A - B and each
-of A and B minus random init (mean over tasks of each seed's difference,
-its 95% bootstrap interval and the sign test), and draws them against the
-encoder's parameter count: the paper's worry (Figure 4) is that ELECTRA's
-lead over MLM shrinks as models grow. Writes `size_gain.json`, `size_gain.md`
-and `size_gain.png` in `--output_dir`.
+Each study (`python -m official_electra.efficiency_study`, its own
+`study_encoder.*` size) has compared the variants at equal FLOPs with paired
+seeds (`paired_comparison`); a study folder is any folder with its
+`results.json` (a committed record serves). This report takes, at each
+study's whole budget, the paired difference A - B and each of A and B minus
+random init (mean over tasks of each seed's difference, its 95% bootstrap
+interval and the sign test), and draws them against the encoder's parameter
+count: the paper's worry (Figure 4) is that ELECTRA's lead over MLM shrinks
+as models grow. The studies must share the fine-tuning hyperparameters and
+seeds, and the tasks compared: their own, or `--tasks`, which every study
+has (the comparisons are then made again from each study's runs on those
+tasks). Writes `size_gain.json`, `size_gain.md` and `size_gain.png` in
+`--output_dir`.
 """
 
 import os
@@ -43,6 +48,9 @@ def _define_flags():
   flags.DEFINE_string("output_dir", None, "Folder for the report.")
   flags.DEFINE_string("a", "electra", "The variant whose gain is measured.")
   flags.DEFINE_string("b", "mlm", "The variant it is measured against.")
+  flags.DEFINE_list("tasks", None, "Compare on these tasks, which every "
+                    "study has (default: each study's own, the same for "
+                    "all).")
   flags.DEFINE_bool("verbose", False, "Show tracebacks of errors.")
 
 
@@ -81,16 +89,51 @@ def paired_row(results, a, b, path):
               losses=row["wins"])
 
 
-def size_rows(studies, a, b):
-  """One row per study: its encoder, parameters and the three comparisons."""
-  rows = []
-  for study in studies:
-    path = os.path.join(study, study_report.RESULTS_FILE)
-    if not files.exists(path):
+def _read_study(study, tasks, reference):
+  """A study's results, with `paired` on `tasks` when given.
+
+  Raises:
+    SizeReportError: no results, or tasks, fine-tuning or seeds that differ
+      from the `reference` study's (None for the first).
+  """
+  path = os.path.join(study, study_report.RESULTS_FILE)
+  if not files.exists(path):
+    raise SizeReportError(
+        f"{path}: no such file; pass the output folders of finished "
+        "efficiency studies (python -m official_electra.efficiency_study)")
+  results = files.read_json(path)
+  if tasks:
+    missing = [task for task in tasks if task not in results["tasks"]]
+    if missing:
       raise SizeReportError(
-          f"{path}: no such file; pass the output folders of finished "
-          "efficiency studies (python -m official_electra.efficiency_study)")
-    results = files.read_json(path)
+          f"{path}: no runs of {', '.join(missing)} (its tasks: "
+          f"{', '.join(results['tasks'])}); pass --tasks that every study "
+          "has")
+    if list(tasks) != list(results["tasks"]):
+      results = dict(results, tasks=list(tasks),
+                     paired=paired_comparison.paired_comparisons(
+                         results["runs"], list(tasks)))
+  if reference is not None:
+    for key, fix in (("tasks", "pass --tasks that every study has"),
+                     ("finetuning", "compare studies of one recipe"),
+                     ("num_seeds", "compare studies of one recipe")):
+      if results.get(key) != reference["results"].get(key):
+        raise SizeReportError(
+            f"{path}: its {key} is {results.get(key)!r}, "
+            f"{reference['path']}'s is {reference['results'].get(key)!r}; "
+            f"{fix}")
+  return path, results
+
+
+def size_rows(studies, a, b, tasks=None):
+  """One row per study: its encoder, parameters and the three comparisons
+  (on `tasks`, when given; see the module docstring)."""
+  rows = []
+  reference = None
+  for study in studies:
+    path, results = _read_study(study, tasks, reference)
+    if reference is None:
+      reference = {"path": path, "results": results}
     comparisons = {}
     for name, (first, second) in {f"{a}-{b}": (a, b),
                                   f"{a}-{RANDOM_INIT}": (a, RANDOM_INIT),
@@ -165,7 +208,8 @@ def write_report(output_dir, rows):
 def main(argv):
   del argv
   try:
-    rows = size_rows(flags.FLAGS.studies, flags.FLAGS.a, flags.FLAGS.b)
+    rows = size_rows(flags.FLAGS.studies, flags.FLAGS.a, flags.FLAGS.b,
+                     flags.FLAGS.tasks)
     files.makedirs(flags.FLAGS.output_dir)
     write_report(flags.FLAGS.output_dir, rows)
   except errors.UserError as error:

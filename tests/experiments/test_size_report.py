@@ -17,17 +17,19 @@ from tests.training import tiny_pretraining
 TASKS = ("SST-2", "MRPC")
 
 
-def _study(folder, hidden_size, gap, variant_order):
+def _study(folder, hidden_size, gap, variant_order, tasks=TASKS,
+           task_gaps=None, learning_rate=1e-3):
   """A finished study's results.json whose ELECTRA beats MLM by `gap` on
-  every seed and task (plus noise shared by the pair), MLM random init by
-  0.02."""
+  every seed and task (`task_gaps[task]` instead, when given; plus noise
+  shared by the pair), MLM random init by 0.02."""
   rng = np.random.default_rng(hidden_size)
   runs = []
   for seed in range(5):
-    for task in TASKS:
+    for task in tasks:
       shared = float(rng.normal(0.0, 0.05))
+      task_gap = gap if task_gaps is None else task_gaps[task]
       scores = {"random_init": 0.5 + shared, "mlm": 0.52 + shared,
-                "electra": 0.52 + gap + shared}
+                "electra": 0.52 + task_gap + shared}
       for variant in variant_order:
         runs.append({"variant": variant, "step": 0 if variant ==
                      "random_init" else 100, "fraction": 0.0 if variant ==
@@ -41,9 +43,10 @@ def _study(folder, hidden_size, gap, variant_order):
       max_position_embeddings=32)
   files.makedirs(str(folder))
   files.write_json(str(folder / "results.json"), {
-      "tasks": list(TASKS), "num_seeds": 5,
-      "encoder": dataclasses.asdict(encoder),
-      "paired": paired_comparison.paired_comparisons(runs, list(TASKS))})
+      "tasks": list(tasks), "num_seeds": 5,
+      "finetuning": {"learning_rate": learning_rate},
+      "encoder": dataclasses.asdict(encoder), "runs": runs,
+      "paired": paired_comparison.paired_comparisons(runs, list(tasks))})
   return folder
 
 
@@ -93,3 +96,44 @@ def test_a_study_without_the_pair_or_results_is_one_line(tmp_path):
     size_report.size_rows([str(study)], "electra", "electra_spans")
   with pytest.raises(size_report.SizeReportError, match="no such file"):
     size_report.size_rows([str(tmp_path / "missing")], "electra", "mlm")
+
+
+def test_studies_of_other_tasks_compare_on_the_tasks_they_share(tmp_path):
+  # The small study has ELECTRA ahead on SST-2 only; the large one was
+  # fine-tuned on MRPC alone.
+  small = _study(tmp_path / "small", 32, None,
+                 ("random_init", "electra", "mlm"),
+                 task_gaps={"SST-2": 0.08, "MRPC": 0.0})
+  large = _study(tmp_path / "large", 64, 0.03,
+                 ("random_init", "electra", "mlm"), tasks=("MRPC",))
+  with pytest.raises(size_report.SizeReportError,
+                     match=r"large/results.json: its tasks is \['MRPC'\], .*"
+                           r"pass --tasks that every study has"):
+    size_report.size_rows([str(small), str(large)], "electra", "mlm")
+  with pytest.raises(size_report.SizeReportError,
+                     match=r"large/results.json: no runs of SST-2 "):
+    size_report.size_rows([str(small), str(large)], "electra", "mlm",
+                          ["SST-2"])
+  rows = size_report.size_rows([str(small), str(large)], "electra", "mlm",
+                               ["MRPC"])
+  gaps = [row["comparisons"]["electra-mlm"]["mean_difference"]
+          for row in rows]
+  assert gaps == [pytest.approx(0.0), pytest.approx(0.03)]
+  assert [row["tasks"] for row in rows] == [["MRPC"], ["MRPC"]]
+  # On its own tasks the small study's gap is SST-2's halved.
+  own = size_report.size_rows([str(small)], "electra", "mlm")
+  assert own[0]["comparisons"]["electra-mlm"]["mean_difference"] == (
+      pytest.approx(0.04))
+
+
+def test_studies_of_another_recipe_are_refused(tmp_path):
+  first = _study(tmp_path / "first", 32, 0.01,
+                 ("random_init", "electra", "mlm"))
+  other = _study(tmp_path / "other", 64, 0.01,
+                 ("random_init", "electra", "mlm"), learning_rate=3e-4)
+  with pytest.raises(size_report.SizeReportError,
+                     match=r"other/results.json: its finetuning is "
+                           r"\{'learning_rate': 0.0003\}, .*first/results.json"
+                           r"'s is \{'learning_rate': 0.001\}; compare "
+                           "studies of one recipe"):
+    size_report.size_rows([str(first), str(other)], "electra", "mlm")
