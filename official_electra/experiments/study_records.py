@@ -160,12 +160,13 @@ def _encoder_difference(encoder, metrics, run, recorded_plans):
     return f"the record has no plan of variant {plan.name}"
   # The steps kept do not change the weights: a study keeping fewer
   # fractions of the same run fine-tunes the same encoders.
-  return (_difference_in_words(
+  plan_difference = _difference_in_words(
       f"variant {plan.name}'s",
       {"settings": recorded_plan["settings"],
        "num_train_steps": recorded_plan["num_train_steps"]},
       {"settings": plan.settings, "num_train_steps": plan.num_train_steps})
-          or _difference_in_words("pretraining", run["pretraining"], metrics))
+  return plan_difference or _difference_in_words(
+      "pretraining", run["pretraining"], metrics)
 
 
 def _already_there(record_file, path, encoder_id, run):
