@@ -2,7 +2,8 @@
 
 Seed 0 of every encoder and task comes before any seed 1, so a stopped
 study already compares them all, and `results.json` (which carries the
-study to another machine, `study_records`) is rewritten after every seed.
+study to another machine, `study_records`) is rewritten after every seed,
+with every seed finished so far, those of later passes too.
 A seed whose `eval_results.json` is there (finished here, or restored from
 a record) is read, not trained again.
 """
@@ -13,19 +14,38 @@ import time
 
 import tensorflow as tf
 
+from official_electra import files
 from official_electra.finetuning import glue_family
 from official_electra.finetuning import outputs
 from official_electra.finetuning import trainer
 
 
+def _results_path(finetune_dir, encoder_id, task_name, seed):
+  return os.path.join(finetune_dir, encoder_id, task_name, f"seed_{seed}",
+                      outputs.EVAL_RESULTS_FILE)
+
+
 def runs_left(finetune_dir, encoder_ids, task_names, num_seeds):
   """Fine-tuning runs of these encoders and tasks not finished yet."""
   return sum(
-      not tf.io.gfile.exists(os.path.join(
-          finetune_dir, encoder_id, task, f"seed_{seed}",
-          outputs.EVAL_RESULTS_FILE))
+      not tf.io.gfile.exists(_results_path(finetune_dir, encoder_id, task,
+                                           seed))
       for encoder_id in encoder_ids for task in task_names
       for seed in range(num_seeds))
+
+
+def _finished_seeds(finetune_dir, encoder_id, task_name, num_seeds,
+                    score_key):
+  """`{str(seed): metrics}` of the seeds below `num_seeds` finished (here,
+  by an earlier part of the study, or restored from a record)."""
+  seed_metrics = {}
+  for seed in range(num_seeds):
+    path = _results_path(finetune_dir, encoder_id, task_name, seed)
+    if tf.io.gfile.exists(path):
+      seed_metrics[seed] = files.read_json(path)["metrics"]
+  if not seed_metrics:
+    return {}
+  return outputs.summarize_seeds(seed_metrics, score_key)["seeds"]
 
 
 def finetune_encoders(encoders, inits, task_names, glue_dir, tokenizer,
@@ -42,7 +62,8 @@ def finetune_encoders(encoders, inits, task_names, glue_dir, tokenizer,
     finetune_dir: the study's `finetune/` folder.
     progress: the study's `study_progress.Progress`.
     log: called with one line.
-    on_seed: called with the rows so far after every seed trained here.
+    on_seed: called with the rows of every finished seed after every seed
+      trained here.
 
   Returns:
     The rows of `results.json`'s `runs`, one per encoder, task and seed.
@@ -64,10 +85,26 @@ def finetune_encoders(encoders, inits, task_names, glue_dir, tokenizer,
     return encode
 
   encode = {task_name: encoder_of(task_name) for task_name in task_names}
-  task_runs = {}  # (encoder id, task): its rows so far
+
+  def finished_runs(study_encoder, task_name):
+    score_key = families[task_name].score_key
+    return _task_runs(
+        task_name, score_key, _finished_seeds(
+            finetune_dir, study_encoder.id, task_name, settings.num_seeds,
+            score_key),
+        study_encoder, inits[study_encoder.id][1], settings)
+
+  # Every seed already finished is reported from the first report on.
+  task_runs = {(study_encoder.id, task_name):
+               finished_runs(study_encoder, task_name)
+               for study_encoder in encoders for task_name in task_names}
+
+  def rows():
+    return [run for task_rows in task_runs.values() for run in task_rows]
+
   for seeds in range(1, settings.num_seeds + 1):
     for study_encoder in encoders:
-      encoder_config, pretraining_metrics = inits[study_encoder.id]
+      encoder_config = inits[study_encoder.id][0]
       for task_name in task_names:
         seed_started = time.monotonic()
         new_runs = runs_left(finetune_dir, [study_encoder.id], [task_name],
@@ -77,17 +114,17 @@ def finetune_encoders(encoders, inits, task_names, glue_dir, tokenizer,
             study_encoder.kept_dir, settings.finetuning, seeds,
             os.path.join(finetune_dir, study_encoder.id), with_test=False,
             init_tower=study_encoder.tower, encode=encode[task_name])
-        task_runs[study_encoder.id, task_name] = _task_runs(
-            summary, study_encoder, pretraining_metrics, settings)
         if not new_runs:
           continue
+        task_runs[study_encoder.id, task_name] = finished_runs(
+            study_encoder, task_name)
         progress.finetuned(
             task_name, new_runs, time.monotonic() - seed_started,
             f"fine-tuned {study_encoder.id} on {task_name}, seed "
             f"{seeds - 1}: {summary['score_key']} median of {seeds} "
             f"{summary['median'][summary['score_key']]:.4f}")
-        on_seed([run for rows in task_runs.values() for run in rows])
-  return [run for rows in task_runs.values() for run in rows]
+        on_seed(rows())
+  return rows()
 
 
 def _budget_fraction(study_encoder, settings):
@@ -100,8 +137,10 @@ def _budget_fraction(study_encoder, settings):
       plan.checkpoint_steps.index(study_encoder.step)]
 
 
-def _task_runs(summary, study_encoder, pretraining_metrics, settings):
-  """One row of `results.json` per seed of a fine-tuned task."""
+def _task_runs(task_name, score_key, seed_metrics, study_encoder,
+               pretraining_metrics, settings):
+  """One row of `results.json` per finished seed (`{str(seed): metrics}`)
+  of a fine-tuned task."""
   plan, step = study_encoder.plan, study_encoder.step
   return [{
       "variant": study_encoder.variant,
@@ -110,10 +149,11 @@ def _task_runs(summary, study_encoder, pretraining_metrics, settings):
       "fraction": step / plan.num_train_steps if plan else 0.0,
       "budget_fraction": _budget_fraction(study_encoder, settings),
       "train_flops": study_encoder.train_flops,
-      "task": summary["task"],
+      "task": task_name,
       "seed": int(seed),
-      "metric": summary["score_key"],
-      "score": metrics[summary["score_key"]],
+      "metric": score_key,
+      "score": metrics[score_key],
       "metrics": metrics,
       "pretraining": pretraining_metrics,
-  } for seed, metrics in summary["seeds"].items()]
+  } for seed, metrics in sorted(seed_metrics.items(),
+                                key=lambda item: int(item[0]))]
