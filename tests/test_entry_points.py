@@ -29,6 +29,9 @@ _MISTAKES = [
     ("official_electra.export",
      ["--model_dir={tmp}/no_such_run", "--export_dir={tmp}/export"],
      "no_such_run"),
+    ("official_electra.export",
+     ["--finetuned_dir={tmp}", "--tower=generator", "--export_dir={tmp}/e"],
+     "--tower picks a pretrained tower: pass it with --model_dir"),
     ("official_electra.convert",
      ["--hf_dir={tmp}/no_such_hf", "--output_dir={tmp}/converted"],
      "no_such_hf/config.json: no such file; pass a Hugging Face model "

@@ -86,7 +86,7 @@ def test_corpus_to_exports_with_every_path_under_ram(tmp_path, monkeypatch):
 
   # Export of the discriminator, loaded back from ram://.
   export_dir = f"{_ROOT}/exports/discriminator/1"
-  pretraining_export.export_discriminator(model_dir, export_dir)
+  pretraining_export.export_pretrained(model_dir, export_dir)
   served = tf.saved_model.load(export_dir)
   ids = np.full((1, 8), 7, np.int32)
   ids[0, 0] = 2
@@ -103,7 +103,7 @@ def test_corpus_to_exports_with_every_path_under_ram(tmp_path, monkeypatch):
   converters.import_tf1(tf1_prefix, recorded.discriminator,
                         recorded.generator, imported_dir, vocab_file)
   assert "model_config.json" in tf.io.gfile.listdir(imported_dir)
-  pretraining_export.export_discriminator(
+  pretraining_export.export_pretrained(
       imported_dir, f"{_ROOT}/exports/imported/1")
   reimported = tf.saved_model.load(f"{_ROOT}/exports/imported/1")
   np.testing.assert_allclose(

@@ -87,7 +87,7 @@ def make_exports(work_dir, model, vocab_file, seq_len, discriminator=True,
   converters.export_hf(model_dir, hf_output_dir=exports.hf_dir)
   if discriminator:
     exports.discriminator = os.path.join(work_dir, "exports", "discriminator")
-    pretraining_export.export_discriminator(model_dir, exports.discriminator)
+    pretraining_export.export_pretrained(model_dir, exports.discriminator)
   for inputs in classifier_inputs:
     task = tasks.get_task(CLASSIFIER_TASKS[inputs])
     hyperparameters = trainer.FinetuneHyperparameters(max_seq_length=seq_len)

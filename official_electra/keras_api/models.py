@@ -226,5 +226,5 @@ def export_saved_model(folder: str, export_dir: str) -> str:
   if finetuned_checkpoint.is_seed_folder(folder):
     finetuned_export.export_finetuned(folder, export_dir)
   else:
-    pretraining_export.export_discriminator(folder, export_dir)
+    pretraining_export.export_pretrained(folder, export_dir)
   return os.fspath(export_dir)

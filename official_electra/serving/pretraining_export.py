@@ -1,4 +1,5 @@
-"""A TF Serving SavedModel of the pretrained discriminator.
+"""A TF Serving SavedModel of a pretrained tower: the discriminator (the
+default) or the generator.
 
 Signatures:
   `serving_default`: `input_word_ids`, `input_mask`, `input_type_ids` (int32
@@ -8,14 +9,19 @@ Signatures:
   `serve_text_pair`: `sentence1`, `sentence2` (`[CLS] A [SEP] B [SEP]`).
 All return `sequence_output` (float32 `[batch, seq_len, hidden]`), `cls_output`
 (float32 `[batch, hidden]`, the `[CLS]` hidden state; ELECTRA has no pooler)
-and, for the discriminative objectives, `replaced_probability` (float32
-`[batch, seq_len]`, the probability that each token was replaced). The text
-signatures also return the packed `input_word_ids` and `input_mask`; they
-pack to max_seq_length and run the encoder on the request's longest sequence
-only (`request_length`), so their `sequence_output` and
-`replaced_probability` are 0 at padding positions (the token-id signature
-computes every position it is given; its padding positions carry no
-meaning).
+and the tower's head outputs, when the folder holds its head:
+  - the discriminator's (the discriminative objectives):
+    `replaced_probability` (float32 `[batch, seq_len]`, the probability that
+    each token was replaced);
+  - the generator's (its masked-LM head): `top_token_ids` (int32
+    `[batch, seq_len, TOP_TOKENS]`) and `top_token_probabilities` (float32,
+    the same shape), the generator's most probable tokens at each position,
+    most probable first (what it would put at a `[MASK]`).
+The text signatures also return the packed `input_word_ids` and `input_mask`;
+they pack to max_seq_length and run the encoder on the request's longest
+sequence only (`request_length`), so their per-token outputs are 0 at
+padding positions (the token-id signature computes every position it is
+given; its padding positions carry no meaning).
 
 The export is checked with `op_allowlist.check_serving_op_types` (only ops that
 stock TF Serving registers) before it is renamed into place. Serving the text
@@ -39,39 +45,54 @@ class PretrainingExportError(errors.UserError):
   """The model_dir or the export folder is unusable; says the fix."""
 
 
-class DiscriminatorServingModule(tf.Module):
-  """The discriminator, its replaced-token head and tokenizer, for serving.
+TOWERS = pretrained.TOWERS
+# Tokens the generator's export returns at each position.
+TOP_TOKENS = 5
+_PER_TOKEN_OUTPUTS = ("sequence_output", "replaced_probability",
+                      "top_token_ids", "top_token_probabilities")
+
+
+class TowerServingModule(tf.Module):
+  """One tower, its pretraining head (when there) and tokenizer, for serving.
 
   Args:
-    model: a built and restored `ElectraModel` with a discriminator.
+    model: a built and restored `ElectraModel` with the tower.
+    tower: `discriminator` or `generator`.
     tokenizer: the run's `WordpieceTokenizer`.
     max_seq_length: length raw text is packed to.
   """
 
-  def __init__(self, model, tokenizer, max_seq_length):
-    super().__init__(name="electra_discriminator")
-    self.discriminator = model.discriminator_network
-    self.discriminator_head = getattr(model, "discriminator_head", None)
+  def __init__(self, model, tower, tokenizer, max_seq_length):
+    super().__init__(name=f"electra_{tower}")
+    self.encoder = getattr(model, f"{tower}_network")
+    self.head = getattr(model, f"{tower}_head", None)
+    self._tower = tower
     self.tokenizer = tokenizer
     self._max_seq_length = max_seq_length
 
   def serve_token_ids(self, input_word_ids, input_mask, input_type_ids):
-    sequence_output = self.discriminator(
+    sequence_output = self.encoder(
         {"input_word_ids": input_word_ids, "input_mask": input_mask,
          "input_type_ids": input_type_ids}, training=False)["sequence_output"]
     sequence_output = tf.cast(sequence_output, tf.float32)
     outputs = {"sequence_output": sequence_output,
                "cls_output": sequence_output[:, 0]}
-    if self.discriminator_head is not None:
-      logits = self.discriminator_head(sequence_output)
-      outputs["replaced_probability"] = tf.sigmoid(tf.cast(logits, tf.float32))
+    if self.head is None:
+      return outputs
+    logits = tf.cast(self.head(sequence_output), tf.float32)
+    if self._tower == "discriminator":
+      outputs["replaced_probability"] = tf.sigmoid(logits)
+    else:
+      top = tf.math.top_k(tf.nn.softmax(logits), k=TOP_TOKENS)
+      outputs["top_token_ids"] = top.indices
+      outputs["top_token_probabilities"] = top.values
     return outputs
 
   def serve_text(self, *sentences):
     segments = [self.tokenizer.tokenize(sentence) for sentence in sentences]
     packed = self.tokenizer.pack_inputs(segments, self._max_seq_length)
     outputs = self.serve_token_ids(**request_length.cut_to_longest(packed))
-    for name in ("sequence_output", "replaced_probability"):
+    for name in _PER_TOKEN_OUTPUTS:
       if name in outputs:
         outputs[name] = request_length.pad_positions(outputs[name],
                                                      self._max_seq_length)
@@ -97,13 +118,13 @@ class DiscriminatorServingModule(tf.Module):
     }
 
 
-def load_model(model_dir):
-  """Builds the discriminator (and its head, when it has one) of a folder's
+def load_model(model_dir, tower="discriminator"):
+  """Builds one tower (and its head, when the folder has it) of a folder's
   model config and restores them from its latest checkpoint (by
   `pretrained.load_model`, the loader of every program and the Python API).
 
-  Any folder with a model config and a discriminator serves: a pretraining
-  run's model_dir (whatever its objective) or an import, one tower or two.
+  Any folder with a model config and the tower serves: a pretraining run's
+  model_dir (whatever its objective) or an import, one tower or two.
 
   Returns:
     `(ElectraModel, ModelConfig, checkpoint prefix)`.
@@ -117,22 +138,27 @@ def load_model(model_dir):
         f"{model_dir}: no {model_config_lib.MODEL_CONFIG_FILE}; pass a "
         "--model_dir written by official_electra.train or "
         "official_electra.convert")
-  if recorded.model.discriminator is None:
+  if tower not in TOWERS:
     raise PretrainingExportError(
-        f"{model_dir}: holds a generator only; the export serves a "
-        "discriminator: convert or train one")
-  heads = tuple(head for head in recorded.model.heads
-                if head == "discriminator")
-  return pretrained.load_model(model_dir, heads=heads)
+        f"--tower={tower}: not a tower; pass one of {', '.join(TOWERS)}")
+  if getattr(recorded.model, tower) is None:
+    held = [name for name in TOWERS if getattr(recorded.model, name)]
+    raise PretrainingExportError(
+        f"{model_dir}: holds no {tower} (only the {' and '.join(held)}); "
+        f"export --tower={held[0]}, or convert or train a model with a "
+        f"{tower}")
+  heads = tuple(head for head in recorded.model.heads if head == tower)
+  return pretrained.load_model(model_dir, towers=(tower,), heads=heads)
 
 
-def export_discriminator(model_dir, export_dir):
-  """Writes the discriminator's serving SavedModel.
+def export_pretrained(model_dir, export_dir, tower="discriminator"):
+  """Writes one pretrained tower's serving SavedModel.
 
   Args:
     model_dir: a pretraining model_dir (its latest checkpoint is exported).
     export_dir: the SavedModel folder to create (for TF Serving a numbered
       version folder such as `models/electra/1`); it must not exist.
+    tower: `discriminator` (the encoder ELECTRA keeps) or `generator`.
 
   Returns:
     The exported checkpoint prefix.
@@ -145,7 +171,7 @@ def export_discriminator(model_dir, export_dir):
     raise PretrainingExportError(
         f"{export_dir} already exists; pass a new --export_dir (TF Serving "
         "reads numbered version folders)")
-  model, config, prefix = load_model(model_dir)
+  model, config, prefix = load_model(model_dir, tower)
   vocab_file = os.path.join(model_dir, checkpoints.VOCAB_FILE)
   if not tf.io.gfile.exists(vocab_file):
     raise PretrainingExportError(
@@ -153,6 +179,6 @@ def export_discriminator(model_dir, export_dir):
         "vocabulary: copy it there (or convert with --vocab_file)")
   tokenizer = wordpiece_tokenizer.WordpieceTokenizer(
       vocab_file, lower_case=config.lower_case)
-  module = DiscriminatorServingModule(model, tokenizer, config.max_seq_length)
+  module = TowerServingModule(model, tower, tokenizer, config.max_seq_length)
   op_allowlist.save_servable(module, export_dir)
   return prefix

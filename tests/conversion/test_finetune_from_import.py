@@ -113,7 +113,7 @@ def test_imported_discriminator_exports_and_serves_transformers_probabilities(
   # does not import official_electra), it gives transformers' probabilities.
   output_dir, discriminator = imported_dir
   export_dir = str(tmp_path / "export" / "1")
-  pretraining_export.export_discriminator(str(output_dir), export_dir)
+  pretraining_export.export_pretrained(str(output_dir), export_dir)
   batch = ref.padded_batch(ref.TINY.vocab_size)
   outputs = saved_model_cli.run_signature(
       export_dir, "serving_default",

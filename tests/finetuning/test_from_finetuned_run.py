@@ -58,7 +58,7 @@ def test_seed_folder_restores_its_encoder_and_exports_it(seed_dir, tmp_path):
 
   # `export --model_dir=<seed folder>`: the fine-tuned encoder, served.
   export_dir = str(tmp_path / "encoder_export" / "1")
-  pretraining_export.export_discriminator(str(seed_dir), export_dir)
+  pretraining_export.export_pretrained(str(seed_dir), export_dir)
   served = tf.saved_model.load(export_dir).signatures["serving_default"](
       **features)
   np.testing.assert_allclose(served["sequence_output"], expected,
