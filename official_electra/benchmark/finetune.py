@@ -99,7 +99,6 @@ def build_ours(settings):
   import tf_keras  # pylint: disable=g-import-not-at-top
   from official_electra.finetuning import glue_family  # pylint: disable=g-import-not-at-top
   from official_electra.finetuning import tasks  # pylint: disable=g-import-not-at-top
-  from official_electra.finetuning import trainer  # pylint: disable=g-import-not-at-top
 
   # As trainer.finetune_seed: dropout from checkpointed tf.random.Generators.
   tf_keras.utils.set_random_seed(0)

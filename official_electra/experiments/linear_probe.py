@@ -20,7 +20,6 @@ from typing import Dict
 import numpy as np
 import tensorflow as tf
 
-from official_electra.finetuning import glue_family
 from official_electra.finetuning import inputs
 
 FEATURES = ("first_token", "mean")

@@ -69,7 +69,7 @@ def load_model(path, towers=("discriminator",), heads=(), config=None):
   model = electra_model.ElectraModel.from_config(selected).build()
   try:
     model.restore(prefix)
-  except checkpoints.CheckpointError as error:
+  except checkpoints.CheckpointError:
     if recorded is not None:
       raise
     raise checkpoints.CheckpointError(
