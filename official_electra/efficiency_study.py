@@ -56,7 +56,8 @@ flags.DEFINE_string("glue_dir", None, "GLUE data folder (one sub-folder per "
                     "task).")
 flags.DEFINE_list("tasks", ["CoLA", "SST-2", "MRPC"], "GLUE tasks to score.")
 flags.DEFINE_list("variants", ["electra", "mlm"], "Pretraining variants to "
-                  "compare (see efficiency_study.variants).")
+                  "compare (see efficiency_study.variants); --variants= "
+                  "(none) fine-tunes random init alone.")
 flags.DEFINE_string("output_dir", None, "Study folder (resumes).")
 flags.DEFINE_string("pretrained_from", None, "Another study's --output_dir: "
                     "pretrain nothing, fine-tune and probe its kept "

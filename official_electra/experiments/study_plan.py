@@ -126,9 +126,6 @@ def plan_pretraining(variant_names: Sequence[str],
     StudyConfigError: an unknown variant, bad fractions, or a budget too small
       for the kept checkpoints' FLOPs to match within 1%.
   """
-  if not variant_names:
-    raise StudyConfigError("no variants to compare: list some, e.g. "
-                           "--variants=electra,mlm")
   unknown = [name for name in variant_names if name not in variants]
   if unknown:
     raise StudyConfigError(
@@ -165,7 +162,8 @@ def plan_pretraining(variant_names: Sequence[str],
     achieved = [plan.train_flops_at(plan.checkpoint_steps[index])
                 for plan in plans]
     target = fraction * budget_flops
-    worst = max(abs(value - target) for value in achieved) / target
+    worst = max((abs(value - target) for value in achieved),
+                default=0.0) / target
     if worst > MAX_FLOPS_MISMATCH:
       raise StudyConfigError(
           f"budget_flops={budget_flops:.3g} gives the {fraction:g} checkpoint "

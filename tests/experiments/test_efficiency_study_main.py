@@ -443,6 +443,28 @@ def test_pretrained_from_fine_tunes_another_studys_checkpoints(
   assert len(seed_files) == 5
 
 
+def test_random_init_alone_at_another_width(finished_study, study_inputs,
+                                             tmp_path):
+  # No variant: random init alone, here narrower than the study's encoder
+  # (the same-size baseline of a generator fine-tuned as an encoder).
+  output_dir = tmp_path / "random_only"
+  completed = _run_from(finished_study[0], study_inputs, output_dir,
+                        "--variants=",
+                        "--gin_bindings=study_encoder.hidden_size=16",
+                        "--gin_bindings=study_encoder.intermediate_size=64",
+                        "--gin_bindings=study_encoder.num_attention_heads=1",
+                        "--gin_bindings=study_finetuning.num_train_epochs=1",
+                        "--gin_bindings=efficiency_study.linear_probe=False")
+  assert completed.returncode == 0, completed.stderr[-3000:]
+  results = json.loads((output_dir / "results.json").read_text())
+  assert results["encoder"]["hidden_size"] == 16
+  assert [(run["variant"], run["task"], run["seed"])
+          for run in results["runs"]] == [("random_init", "SST-2", 0)]
+  config = json.loads((output_dir / "finetune" / "random_init" / "SST-2" /
+                       "seed_0" / "model_config.json").read_text())
+  assert config["model"]["discriminator"]["hidden_size"] == 16
+
+
 @pytest.mark.parametrize("extra, message", [
     (("--gin_bindings=efficiency_study.checkpoint_fractions=(0.25, 1.0)",),
      "not kept, so --pretrained_from="),
