@@ -14,8 +14,11 @@ later against the encoders of an earlier study. Each arm is
 `label,results.json,variant,budget fraction`; every two arms are compared on
 the seeds both have on every task (the same seed fixes the head's
 initialisation, the order of the examples and the dropout masks). Records
-fine-tuned with other hyperparameters or encoder shapes are refused: their
-scores are not pairs.
+fine-tuned with other hyperparameters are refused, and so are records of
+other encoder shapes unless `--across_shapes` says the comparison is meant
+(ELECTRA's generator, a quarter of the discriminator's width, against a
+random encoder of its own width): the same seed then fixes the order of the
+examples only, so such pairs remove less of the seeds' noise.
 
 Writes `comparison.json` and `comparison.md` (each arm's task medians, then
 the paired table) in `--output_dir`, and prints the table.
@@ -77,21 +80,33 @@ def read_arm(spec):
              runs[0]["train_flops"])
 
 
-def compare_arms(arms, task_names):
+def compare_arms(arms, task_names, across_shapes=False):
   """`{"arms": [...], "paired": [...]}` for arms from `read_arm`.
 
+  Args:
+    arms: two or more `Arm`s.
+    task_names: the tasks compared.
+    across_shapes: accept records of other encoder shapes (not of other
+      fine-tuning).
+
   Raises:
-    RecordError: arms fine-tuned otherwise, or missing a task.
+    RecordError: arms fine-tuned otherwise, of another encoder shape (unless
+      `across_shapes`), or missing a task.
   """
   first = arms[0]
   for arm in arms:
-    for key in ("finetuning", "encoder"):
-      if arm.record[key] != first.record[key]:
-        raise RecordError(
-            f"arm {arm.label}'s record has another {key} than arm "
-            f"{first.label}'s ({arm.record[key]} against "
-            f"{first.record[key]}); compare records of one recipe and "
-            "encoder shape")
+    if arm.record["finetuning"] != first.record["finetuning"]:
+      raise RecordError(
+          f"arm {arm.label}'s record has another finetuning than arm "
+          f"{first.label}'s ({arm.record['finetuning']} against "
+          f"{first.record['finetuning']}); compare records of one recipe")
+    if not across_shapes and arm.record["encoder"] != first.record["encoder"]:
+      raise RecordError(
+          f"arm {arm.label}'s record has another encoder than arm "
+          f"{first.label}'s ({arm.record['encoder']} against "
+          f"{first.record['encoder']}); compare records of one encoder "
+          "shape, or pass --across_shapes to compare encoders of other "
+          "shapes")
     missing = [task for task in task_names
                if not any(key[0] == task for key in arm.scores)]
     if missing:
@@ -138,7 +153,7 @@ def main(argv):
     if not flags.FLAGS.tasks or not flags.FLAGS.output_dir:
       raise RecordError("pass --tasks and --output_dir")
     comparison = compare_arms([read_arm(spec) for spec in flags.FLAGS.arm],
-                              flags.FLAGS.tasks)
+                              flags.FLAGS.tasks, flags.FLAGS.across_shapes)
     comparison["arm_flags"] = list(flags.FLAGS.arm)
     table = format_comparison(comparison)
     files.write_json(os.path.join(flags.FLAGS.output_dir, JSON_FILE),
@@ -156,6 +171,9 @@ def _define_flags():
                             "fraction (repeat: two or more).")
   flags.DEFINE_list("tasks", None, "Tasks compared (each arm must have them).")
   flags.DEFINE_string("output_dir", None, "Where comparison.json and .md go.")
+  flags.DEFINE_bool("across_shapes", False, "Compare records of other "
+                    "encoder shapes too (their seeds pair the examples' "
+                    "order only).")
   flags.DEFINE_bool("verbose", False, "Show tracebacks of errors.")
 
 

@@ -13,7 +13,7 @@ _FINETUNING = {"learning_rate": 3e-4, "batch_size": 32}
 _ENCODER = {"hidden_size": 128}
 
 
-def _record(path, scores_by_variant, finetuning=None):
+def _record(path, scores_by_variant, finetuning=None, encoder=None):
   """A results.json holding `{variant: {(task, seed): score}}` at the whole
   budget (random init at 0)."""
   runs = [{"variant": variant, "step": 0 if variant == "random_init" else 100,
@@ -23,7 +23,7 @@ def _record(path, scores_by_variant, finetuning=None):
            "task": task, "seed": seed, "score": score}
           for variant, scores in scores_by_variant.items()
           for (task, seed), score in scores.items()]
-  path.write_text(json.dumps({"runs": runs, "encoder": _ENCODER,
+  path.write_text(json.dumps({"runs": runs, "encoder": encoder or _ENCODER,
                               "finetuning": finetuning or _FINETUNING}))
   return str(path)
 
@@ -81,6 +81,21 @@ def test_records_of_another_recipe_or_without_the_arm_are_refused(tmp_path):
                      match="has no runs of mlm at fraction 1; its variants: "
                            "electra"):
     compare_records.read_arm(f"x,{first},mlm,1.0")
+  # Another encoder shape: refused unless the comparison is meant; another
+  # recipe stays refused then.
+  narrow = _record(tmp_path / "narrow.json",
+                   {"random_init": _scores([(("A", 0), 0.6)])},
+                   encoder={"hidden_size": 32})
+  shapes = [arms[0], compare_records.read_arm(f"narrow,{narrow},random_init,0")]
+  with pytest.raises(compare_records.RecordError,
+                     match="arm narrow's record has another encoder .* pass "
+                           "--across_shapes"):
+    compare_records.compare_arms(shapes, ["A"])
+  across = compare_records.compare_arms(shapes, ["A"], across_shapes=True)
+  assert across["paired"][0]["mean_difference"] == pytest.approx(0.1)
+  with pytest.raises(compare_records.RecordError,
+                     match="arm other's record has another finetuning"):
+    compare_records.compare_arms(arms, ["A"], across_shapes=True)
   with pytest.raises(compare_records.RecordError, match="give label,"):
     compare_records.read_arm(f"x,{first},electra")
   with pytest.raises(compare_records.RecordError, match="no runs on B"):
