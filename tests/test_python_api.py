@@ -125,6 +125,18 @@ def test_every_kind_of_checkpoint_folder_loads(example, tmp_path):
       _sequence_output(namespace["own_encoder"], inputs))
   generator = electra.load_encoder(model_dir, tower="generator")
   assert generator.hidden_size == recorded.generator.hidden_size
+  # The generator's export serves the encoder just loaded.
+  export_dir = str(tmp_path / "generator_export" / "1")
+  assert electra.export_saved_model(model_dir, export_dir,
+                                    tower="generator") == export_dir
+  served = tf.saved_model.load(export_dir).signatures["serving_default"](
+      **{name: tf.cast(value, tf.int32) for name, value in inputs.items()})
+  np.testing.assert_allclose(served["sequence_output"].numpy(),
+                             _sequence_output(generator, inputs), rtol=1e-5,
+                             atol=1e-5)
+  with pytest.raises(electra.UserError, match="exports its own encoder"):
+    electra.export_saved_model(str(runs / "reviews"), str(tmp_path / "x"),
+                               tower="generator")
 
 
 @pytest.mark.parametrize("kind", ["empty", "other_files", "missing", "file"])

@@ -195,7 +195,8 @@ def load_classifier(folder: str) -> electra_classifier.ElectraClassifier:
   return classifier
 
 
-def export_saved_model(folder: str, export_dir: str) -> str:
+def export_saved_model(folder: str, export_dir: str,
+                       tower: str = "discriminator") -> str:
   """Exports a saved folder as a SavedModel for TF Serving, with raw-text
   signatures (what `python -m official_electra.export` writes).
 
@@ -215,6 +216,9 @@ def export_saved_model(folder: str, export_dir: str) -> str:
     folder: the folder to export.
     export_dir: the SavedModel folder to create (a numbered version folder
       such as `models/reviews/1` for TF Serving); it must not exist.
+    tower: for a pretraining model_dir or an import, the tower to export:
+      `discriminator` or `generator` (`export --tower`); a fine-tuned or
+      saved folder exports its own encoder.
 
   Returns:
     `export_dir`.
@@ -224,7 +228,11 @@ def export_saved_model(folder: str, export_dir: str) -> str:
     UnservableOpsError: one line naming the path and the fix.
   """
   if finetuned_checkpoint.is_seed_folder(folder):
+    if tower != "discriminator":
+      raise finetuned_export.ExportError(
+          f"{folder}: a fine-tuned folder exports its own encoder; pass "
+          f"tower={tower!r} with a pretraining model_dir or an import")
     finetuned_export.export_finetuned(folder, export_dir)
   else:
-    pretraining_export.export_pretrained(folder, export_dir)
+    pretraining_export.export_pretrained(folder, export_dir, tower)
   return os.fspath(export_dir)
