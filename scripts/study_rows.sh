@@ -18,11 +18,13 @@
 #    every seed is in, compare it with the study's ELECTRA, MLM and random
 #    init, paired by seed (comparison.* there).
 # A row's seeds are one encoder's: the commit that pretrains a variant is
-# written to docs/experiments/study_rows/VARIANT/commit.txt, and a clone of
-# another commit is refused unless this machine has finished that variant's
-# pretraining (RUNS_ROOT/pilot_tapt/pretrain/VARIANT.pretrained); pretraining
-# with the same commit gave the same encoder bit for bit on two Xeon/AMX
-# machines.
+# written to docs/experiments/study_rows/VARIANT/commit.txt (and beside its
+# pretraining folder). Until this machine has finished that pretraining, a
+# clone of another commit is refused when the pretraining was begun here
+# with that commit or when the committed record already holds seeds (on a
+# new machine, pretraining again with the same commit gives the same
+# encoder bit for bit: checked on two Xeon/AMX machines). Fine-tuning a
+# finished pretraining takes any commit.
 # Usage: bash scripts/study_rows.sh [RUNS_ROOT] [VARIANT...]   (from the
 #   clone's root; the default variants are the five above, issue 40's first)
 set -uo pipefail
@@ -39,20 +41,33 @@ study=docs/experiments/study_full_sets/results.json
 commit=$(git rev-parse --short HEAD)
 for variant in "${variants[@]}"; do
   record_dir=docs/experiments/study_rows/$variant
-  # Written once the variant's pretraining has ended.
-  pretrained="$root/pilot_tapt/pretrain/$variant.pretrained"
-  mkdir -p "$record_dir"
-  if [ ! -f "$pretrained" ] && [ -f "$record_dir/commit.txt" ] &&
-     [ "$(cat "$record_dir/commit.txt")" != "$commit" ]; then
-    echo "error: $variant was pretrained with commit" \
-      "$(cat "$record_dir/commit.txt") ($record_dir/commit.txt), this clone" \
-      "is $commit: run this script from a clone of that commit (its seeds" \
-      "in the record are that encoder's), or delete $record_dir to start" \
-      "the row again" >&2
-    exit 1
+  pretrain_dir="$root/pilot_tapt/pretrain"
+  # The commit that began this variant's pretraining on this machine, and
+  # the mark of its end.
+  begun="$pretrain_dir/$variant.commit"
+  pretrained="$pretrain_dir/$variant.pretrained"
+  mkdir -p "$record_dir" "$pretrain_dir"
+  if [ ! -f "$pretrained" ]; then
+    if [ -f "$begun" ] && [ "$(cat "$begun")" != "$commit" ]; then
+      echo "error: $variant's pretraining in $pretrain_dir was begun with" \
+        "commit $(cat "$begun"), this clone is $commit: resume it from a" \
+        "clone of that commit, or delete $pretrain_dir/$variant and $begun" \
+        "to begin it again" >&2
+      exit 1
+    fi
+    if [ -f "$record_dir/results.json" ] &&
+       [ "$(cat "$record_dir/commit.txt" 2>/dev/null)" != "$commit" ]; then
+      echo "error: $record_dir holds seeds of $variant pretrained with" \
+        "commit $(cat "$record_dir/commit.txt" 2>/dev/null || echo unknown)" \
+        "($record_dir/commit.txt), this clone is $commit: pretrain it from" \
+        "a clone of that commit (the same encoder bit for bit), or delete" \
+        "$record_dir to begin the row again" >&2
+      exit 1
+    fi
+    [ -f "$begun" ] || echo "$commit" > "$begun"
   fi
-  [ -f "$record_dir/commit.txt" ] || echo "$commit" > "$record_dir/commit.txt"
-  echo "== $variant: pretraining (commit $(cat "$record_dir/commit.txt"))"
+  [ -f "$begun" ] && cp "$begun" "$record_dir/commit.txt"
+  echo "== $variant: pretraining (commit $(cat "$begun" 2>/dev/null || echo "$commit"))"
   "$python" -m official_electra.efficiency_study \
     --gin_file=gin/experiments/pilot_task_adaptive.gin \
     --gin_bindings=efficiency_study.num_seeds=0 \
