@@ -12,7 +12,8 @@
 #    data tool's output does not depend on the commit).
 # 2. fine-tune it on MRPC, STS-B and CoLA by the study's recipe (5 seeds,
 #    about 1.3 h), restoring random init's seeds from the study's record and
-#    the variant's finished seeds from its own committed record;
+#    the variant's finished seeds from its own committed record (only the
+#    discriminator: study_rows.gin's generator row is ELECTRA's, done);
 # 3. copy its results.* to docs/experiments/study_rows/VARIANT/ (after every
 #    part, stopped or not: commit them before the machine goes), and once
 #    every seed is in, compare it with the study's ELECTRA, MLM and random
@@ -84,6 +85,7 @@ for variant in "${variants[@]}"; do
     --gin_file=gin/experiments/study_rows.gin \
     --gin_bindings='efficiency_study.checkpoint_fractions=(1.0,)' \
     --gin_bindings=efficiency_study.linear_probe=False \
+    --gin_bindings='efficiency_study.finetune_generators=()' \
     --pretrained_from="$root/pilot_tapt" --glue_dir=../shared/data/glue \
     --tasks=MRPC,STS-B,CoLA --variants="$variant" \
     --output_dir="$root/study_rows/$variant" \
