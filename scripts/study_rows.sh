@@ -8,8 +8,9 @@
 # 1. pretrain it to the study's whole budget (3e14 training FLOPs, the
 #    pilot's rate, vocabulary and records) into RUNS_ROOT/pilot_tapt, with
 #    this clone's code: about 1 h on 2 Xeon/AMX cores; resumable. The
-#    pilot's vocabulary and records are made there first when absent (the
-#    data tool's output does not depend on the commit).
+#    pilot's vocabulary and records are made there first when absent, and
+#    kept when present (a row compared across machines should use the same
+#    records: not checked across commits).
 # 2. fine-tune it on MRPC, STS-B and CoLA by the study's recipe (5 seeds,
 #    about 1.3 h), restoring random init's seeds from the study's record and
 #    the variant's finished seeds from its own committed record (only the
