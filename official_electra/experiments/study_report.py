@@ -1,8 +1,12 @@
 """The efficiency study's outputs: `results.json`, a markdown table and a PNG.
 
-The figure follows the paper's (Clark et al., 2020, Figures 1 and 4): the mean
-over tasks of the median dev score over seeds, against pretraining FLOPs, one
-line per variant; a randomly initialised encoder is the point at zero FLOPs.
+The figure's first panel follows the paper's (Clark et al., 2020, Figures 1
+and 4): the mean over tasks of the median dev score over seeds, against
+pretraining FLOPs, one line per variant; a randomly initialised encoder is
+the point at zero FLOPs. Once seeds are paired, a second panel draws the
+paired differences against the same FLOPs (each objective minus random init,
+and objective against objective at the same fraction), each with its 95%
+bootstrap interval: the medians alone hide how far apart the seeds are.
 """
 
 import collections
@@ -150,10 +154,17 @@ def format_probe_table(results, table="probes"):
   return "\n".join(lines)
 
 
-def plot(results):
-  """PNG bytes of the mean dev score against pretraining FLOPs."""
-  pyplot = training_curves.pyplot()
-  figure, axes = pyplot.subplots(figsize=(6.4, 4.2), dpi=100)
+def _seed_counts(rows, task_names):
+  """'5', or '3-5' when the encoders have different numbers of seeds in."""
+  counts = {row["scores"][task]["seeds"] for row in rows for task in task_names
+            if row["scores"].get(task)}
+  if not counts:
+    return "0"
+  low, high = min(counts), max(counts)
+  return str(low) if low == high else f"{low}-{high}"
+
+
+def _draw_scores(axes, results):
   rows = [row for row in results["summary"] if row["mean"] is not None]
   baseline = [row for row in rows if row["variant"] == RANDOM_INIT]
   variants = sorted({row["variant"] for row in rows} - {RANDOM_INIT})
@@ -168,11 +179,61 @@ def plot(results):
               linestyle="none", label="random init")
   axes.set_xlabel("pretraining FLOPs")
   axes.set_ylabel(f"mean dev score ({', '.join(results['tasks'])})")
-  axes.set_title("Dev score against pretraining compute "
-                 f"(median of {results['num_seeds']} seeds)")
+  axes.set_title("Dev score against pretraining compute\n"
+                 f"(median of {_seed_counts(rows, results['tasks'])} seeds)")
   axes.grid(alpha=0.3)
   axes.legend()
-  return training_curves.figure_png(figure)
+
+
+def paired_series(paired_rows):
+  """The paired rows as series to draw: {"A - B": [(FLOPs of A, mean
+  difference, low, high), ...] in FLOPs order}, all x 100."""
+  series = {}
+  for row in paired_rows:
+    label = f"{row['a']} - {row['b'].replace('_', ' ')}"
+    low, high = row["bootstrap_95"]
+    series.setdefault(label, []).append(
+        (row["train_flops"], 100 * row["mean_difference"], 100 * low,
+         100 * high))
+  return {label: sorted(points) for label, points in series.items()}
+
+
+def _draw_paired(axes, paired_rows):
+  series = paired_series(paired_rows)
+  # Series side by side at each budget (1% of the axis apart), so that
+  # their intervals do not hide each other.
+  dodge = 0.01 * max(row["train_flops"] for row in paired_rows)
+  for index, (label, points) in enumerate(series.items()):
+    flops, means, lows, highs = (list(column) for column in zip(*points))
+    offset = (index - (len(series) - 1) / 2) * dodge
+    axes.errorbar([x + offset for x in flops], means,
+                  yerr=[[m - l for m, l in zip(means, lows)],
+                        [h - m for m, h in zip(means, highs)]],
+                  marker="o", capsize=3, label=label)
+  axes.axhline(0.0, color="gray", linestyle="--", linewidth=0.8)
+  axes.set_xlabel("pretraining FLOPs")
+  axes.set_ylabel("mean paired difference (x 100)")
+  axes.set_title("Paired by seed, with 95% bootstrap intervals")
+  axes.grid(alpha=0.3)
+  axes.legend(fontsize="small")
+
+
+def figure(results):
+  """The matplotlib figure: the scores, and the paired differences beside
+  them when the record has any."""
+  pyplot = training_curves.pyplot()
+  panels = 2 if results.get("paired") else 1
+  figure_, axes = pyplot.subplots(1, panels, figsize=(6.4 * panels, 4.2),
+                                  dpi=100, squeeze=False)
+  _draw_scores(axes[0][0], results)
+  if panels == 2:
+    _draw_paired(axes[0][1], results["paired"])
+  return figure_
+
+
+def plot(results):
+  """PNG bytes of `figure(results)`."""
+  return training_curves.figure_png(figure(results))
 
 
 def write_report(output_dir, results):

@@ -2,6 +2,7 @@
 
 import pytest
 
+from official_electra.experiments import paired_comparison
 from official_electra.experiments import study_report
 
 
@@ -96,3 +97,41 @@ def test_a_sweep_without_fine_tuning_reports_its_probes_alone(tmp_path):
   assert "fine-tuning seeds" not in table and "(?)" not in table
   assert "| electra | 9 | 9e+09 | 50.0 / 50.0 | 50.00 |" in table
   assert not (tmp_path / study_report.FIGURE_FILE).exists()
+
+
+def test_the_figure_draws_the_paired_differences_beside_the_scores():
+  # Two fractions of ELECTRA against random init; seed 2 of the smaller one
+  # is not in yet.
+  runs = [_run("random_init", 0, task, seed, 0.5)
+          for task in ("SST-2", "CoLA") for seed in range(3)]
+  runs += [_run("electra", step, task, seed, 0.5 + gain * (seed + 1))
+           for step, gain in ((50, 0.01), (100, 0.02))
+           for task in ("SST-2", "CoLA") for seed in range(3)
+           if (step, seed) != (50, 2)]
+  tasks = ["SST-2", "CoLA"]
+  results = {"tasks": tasks, "runs": runs, "num_seeds": 3,
+             "summary": study_report.summarize(runs, tasks),
+             "paired": paired_comparison.paired_comparisons(runs, tasks)}
+  series = study_report.paired_series(results["paired"])
+  assert list(series) == ["electra - random init"]
+  (small, large) = series["electra - random init"]
+  # (FLOPs, mean difference, bootstrap low, high), x 100, in FLOPs order.
+  assert small[:2] == pytest.approx((50e9, 1.5))  # seeds 0-1: +1, +2
+  assert large[:2] == pytest.approx((100e9, 4.0))  # seeds 0-2: +2, +4, +6
+  assert small[2] <= small[1] <= small[3] and large[2] < large[1] < large[3]
+  figure = study_report.figure(results)
+  scores, paired = figure.axes
+  assert "median of 2-3 seeds" in scores.get_title()
+  (bars,) = paired.containers
+  line, _, (vertical,) = bars.lines
+  assert list(line.get_xdata()) == [50e9, 100e9]
+  assert list(line.get_ydata()) == pytest.approx([1.5, 4.0])
+  # Each bar spans the bootstrap interval.
+  spans = [segment[:, 1] for segment in vertical.get_segments()]
+  assert [tuple(span) for span in spans] == [
+      pytest.approx((point[2], point[3])) for point in (small, large)]
+  png = study_report.plot(results)
+  # Two panels of 6.4 inches at 100 dpi.
+  assert png.startswith(b"\x89PNG") and int.from_bytes(png[16:20], "big") == 1280
+  del results["paired"]
+  assert len(study_report.figure(results).axes) == 1
