@@ -211,6 +211,9 @@ def _draw_paired(axes, paired_rows):
                         [h - m for m, h in zip(means, highs)]],
                   marker="o", capsize=3, label=label)
   axes.axhline(0.0, color="gray", linestyle="--", linewidth=0.8)
+  # From zero FLOPs, as the scores' panel: one budget alone would otherwise
+  # fill the axis with the series' dodge.
+  axes.set_xlim(0.0, 1.08 * max(row["train_flops"] for row in paired_rows))
   axes.set_xlabel("pretraining FLOPs")
   axes.set_ylabel("mean paired difference (x 100)")
   axes.set_title("Paired by seed, with 95% bootstrap intervals")
