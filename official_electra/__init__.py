@@ -18,9 +18,11 @@ imported on first use, so `import official_electra` stays cheap.
 
 import importlib
 
+from official_electra import _program_keras
 from official_electra import _program_logs
 
 _program_logs.quiet_tensorflow_for_programs()
+_program_keras.use_keras_2_for_programs()
 
 # Public name -> the module that defines it.
 _PUBLIC_NAMES = {
