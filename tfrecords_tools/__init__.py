@@ -1,7 +1,5 @@
 """Text corpus -> WordPiece vocabulary -> packed ELECTRA pretraining TFRecords."""
 
-from official_electra import _program_keras
-from official_electra import _program_logs
-
-_program_logs.quiet_tensorflow_for_programs()
-_program_keras.use_keras_2_for_programs()
+# Importing official_electra sets up a `python -m` program's quiet logs and
+# Keras 2 before TensorFlow loads (its __init__); nothing to repeat here.
+import official_electra  # pylint: disable=unused-import

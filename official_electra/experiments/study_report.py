@@ -200,9 +200,10 @@ def paired_series(paired_rows):
 
 def _draw_paired(axes, paired_rows):
   series = paired_series(paired_rows)
+  largest = max(row["train_flops"] for row in paired_rows)
   # Series side by side at each budget (1% of the axis apart), so that
   # their intervals do not hide each other.
-  dodge = 0.01 * max(row["train_flops"] for row in paired_rows)
+  dodge = 0.01 * largest
   for index, (label, points) in enumerate(series.items()):
     flops, means, lows, highs = (list(column) for column in zip(*points))
     offset = (index - (len(series) - 1) / 2) * dodge
@@ -213,7 +214,7 @@ def _draw_paired(axes, paired_rows):
   axes.axhline(0.0, color="gray", linestyle="--", linewidth=0.8)
   # From zero FLOPs, as the scores' panel: one budget alone would otherwise
   # fill the axis with the series' dodge.
-  axes.set_xlim(0.0, 1.08 * max(row["train_flops"] for row in paired_rows))
+  axes.set_xlim(0.0, 1.08 * largest)
   axes.set_xlabel("pretraining FLOPs")
   axes.set_ylabel("mean paired difference (x 100)")
   axes.set_title("Paired by seed, with 95% bootstrap intervals")
