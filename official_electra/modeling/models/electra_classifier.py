@@ -6,9 +6,11 @@ import tf_keras
 from official_electra.modeling.layers import classification_head
 from official_electra.modeling.models import encoder_serialization
 from official_electra.modeling.models import gradient_clipping
+from official_electra.modeling.models import unconverted_steps
 
 
 @tf_keras.utils.register_keras_serializable(package="official_electra")
+@unconverted_steps.steps_without_autograph
 class ElectraClassifier(tf_keras.Model):
   """An `ElectraEncoder` (the pretrained discriminator) with a `ClassificationHead`.
 

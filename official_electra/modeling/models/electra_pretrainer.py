@@ -15,6 +15,7 @@ from official_electra.modeling.models import pretrainer_checks
 from official_electra.modeling.models import pretraining_losses
 from official_electra.modeling.models import pretraining_metrics
 from official_electra.modeling.models import two_stage
+from official_electra.modeling.models import unconverted_steps
 
 # The objectives of Clark et al. (2020), each described by its spec
 # (`objectives.SPECS`).
@@ -25,6 +26,7 @@ DISCRIMINATOR_STAGE = two_stage.DISCRIMINATOR_STAGE
 
 
 @tf_keras.utils.register_keras_serializable(package="official_electra")
+@unconverted_steps.steps_without_autograph
 class ElectraPretrainer(tf_keras.Model):
   """The pretraining procedure of an `ElectraModel`: a custom `train_step`.
 

@@ -6,6 +6,7 @@ import tf_keras
 from official_electra.modeling.layers import span_heads
 from official_electra.modeling.models import encoder_serialization
 from official_electra.modeling.models import gradient_clipping
+from official_electra.modeling.models import unconverted_steps
 
 # "sum": the original's `run_finetuning.py` sums the windows' losses over the
 # batch; "mean" divides that sum by the global batch size.
@@ -47,6 +48,7 @@ def span_losses(outputs, labels, answerable_weight):
 
 
 @tf_keras.utils.register_keras_serializable(package="official_electra")
+@unconverted_steps.steps_without_autograph
 class ElectraSpanLabeler(tf_keras.Model):
   """An `ElectraEncoder` (the pretrained discriminator) with a span head.
 
