@@ -17,10 +17,10 @@ long as the process, so the saving is per process, not per trace.
 
 The cost of the saving: a step that used a tensor as a Python bool would now
 fail when traced (`OperatorNotAllowedInGraphError: Using a symbolic
-tf.Tensor as a Python bool is not allowed`), not become a graph branch; write `tf.cond` or
-`tf.while_loop`, as the steps here do. A subclass that overrides a step gets
-AutoGraph back for its own step unless it applies `steps_without_autograph`
-too.
+tf.Tensor as a Python bool is not allowed`), not become a graph branch:
+write `tf.cond` or `tf.while_loop`, as the steps here do. A subclass that
+overrides a step gets AutoGraph back for its own step unless it applies
+`steps_without_autograph` too.
 """
 
 import tensorflow as tf
