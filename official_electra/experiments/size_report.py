@@ -70,8 +70,8 @@ def encoder_parameters(encoder):
 
 def paired_row(results, a, b, path):
   """The comparison A - B at the study's largest kept fraction (a row of
-  `paired_comparison.paired_comparisons`, its sign flipped when the study
-  compared B - A)."""
+  `paired_comparison.paired_comparisons`, its signs, wins and losses flipped,
+  per task too, when the study compared B - A)."""
   rows = [row for row in results["paired"] if {row["a"], row["b"]} == {a, b}]
   if not rows:
     raise SizeReportError(
@@ -80,13 +80,19 @@ def paired_row(results, a, b, path):
   row = max(rows, key=lambda candidate: candidate["fraction"])
   if row["a"] == a:
     return row
+
+  def flipped(difference):
+    return dict(difference, mean_difference=-difference["mean_difference"],
+                wins=difference["losses"], losses=difference["wins"])
+
   low, high = row["bootstrap_95"]
-  return dict(row, a=a, b=b, a_step=row["b_step"], b_step=row["a_step"],
-              mean_difference=-row["mean_difference"],
+  return dict(flipped(row), a=a, b=b, a_step=row["b_step"],
+              b_step=row["a_step"],
               per_seed_mean_difference=[
                   -value for value in row["per_seed_mean_difference"]],
-              bootstrap_95=[-high, -low], wins=row["losses"],
-              losses=row["wins"])
+              bootstrap_95=[-high, -low],
+              tasks={task: flipped(difference)
+                     for task, difference in row["tasks"].items()})
 
 
 def _read_study(study, tasks, reference):

@@ -72,6 +72,14 @@ def test_the_gap_per_size_with_its_interval_whichever_order_the_study_used(
         pytest.approx(0.02 + gap))
   table = size_report.format_table(rows)
   assert "+6.0" in table and "+1.0" in table
+  # The flipped row is A - B throughout, per task too.
+  flipped = size_report.paired_row(
+      json.loads((large / "results.json").read_text()), "electra", "mlm",
+      str(large))
+  assert (flipped["a"], flipped["b"]) == ("electra", "mlm")
+  for difference in flipped["tasks"].values():
+    assert difference["mean_difference"] == pytest.approx(0.01)
+    assert (difference["wins"], difference["losses"]) == (5, 0)
 
   output_dir = tmp_path / "report"
   completed = subprocess.run(
