@@ -2,10 +2,9 @@
 
 Follows the original's `finetune/qa/qa_tasks.py` (ELECTRA_REFERENCE_SQUAD.md
 section 1): contexts split into whitespace words, one example per question, the
-training answer mapped to words then to WordPiece tokens (with the improved
-span), and each context cut into `[CLS] question [SEP] window [SEP]` windows
-with a doc stride. Tokenisation is our BERT-exact `WordpieceTokenizer`, run in
-a few batched calls over the distinct words of all contexts.
+training answer mapped to words (`squad_windows.py` maps it on to WordPiece
+tokens, with the improved span, and cuts each context into `[CLS] question
+[SEP] window [SEP]` windows with a doc stride).
 
 Reading (`read_squad_file`) checks the file's layout and raises one-line
 `SquadDataError`s for what the original would crash on or silently learn from

@@ -1,4 +1,4 @@
-"""Files a fine-tuning run writes: results JSON, GLUE submission files, model config.
+"""What a fine-tuning run reports: GLUE submission files, the seeds' summary.
 
 Every file is written to a temporary name and renamed, so nothing half-written
 looks complete.
