@@ -28,9 +28,9 @@ interleaves are at different places of it (`shard_writer`). The examples
 themselves do not depend on `--num_shards`, only where they go.
 
 Guarantees:
-- Streaming: the corpus is read once in units of up to about 1 MiB (whole
-  documents, so a long document makes a longer unit: `corpus_reader`), with
-  a bounded number in flight and at most 64 MiB of records held between
+- Streaming: the corpus is read once in units of about 1 MiB (a unit ends
+  at a document's end, so a long document makes a longer one:
+  `corpus_reader`), with a bounded number in flight and at most 64 MiB of records held between
   commits, so memory does not grow with the corpus.
 - Deterministic: the bytes written depend only on the input files, the
   vocabulary, `--max_seq_length`, `--lower_case`, `--num_shards` and `--seed`,
