@@ -20,7 +20,9 @@ from official_electra import files
 GLUE_TASK_NAMES = ("CoLA", "SST-2", "MRPC", "STS-B", "QQP", "MNLI", "QNLI",
                    "RTE", "WNLI")
 
-# The UTF-8 byte-order mark MRPC's header line starts with.
+# A UTF-8 byte-order mark, which some GLUE files start with (MRPC's do). A
+# header line is skipped whole; a headerless file's first row (CoLA's) is
+# stripped of it before it is parsed.
 _BYTE_ORDER_MARK = "\ufeff"
 
 

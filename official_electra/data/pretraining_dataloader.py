@@ -2,9 +2,12 @@
 
 Reads the TFRecords of `tfrecords_tools.build_pretraining_dataset` (or of the
 original ELECTRA tool), checks them against the model before training starts
-(`pretraining_files`), and yields batches of model inputs. The dataset has no `py_function`, so
-`tf.train.Checkpoint(iterator=iter(dataset))` saves and restores the exact
-position.
+(`pretraining_files`), and yields batches of model inputs. The stream of
+records is a pure function of the seed (`record_stream`), which is how a
+resumed run finds its place again (`training/resumable_input.py` skips to
+it; `Model.fit`'s own iterator cannot be checkpointed). The dataset has no
+`py_function`, so `tf.train.Checkpoint(iterator=iter(dataset))` can also save
+and restore its position in a user's own loop.
 """
 
 import os
