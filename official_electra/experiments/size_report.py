@@ -11,7 +11,9 @@ seeds (`paired_comparison`); a study folder is any folder with its
 `results.json` (a committed record serves). This report takes, at each
 study's whole budget, the paired difference A - B and each of A and B minus
 random init (mean over tasks of each seed's difference, its 95% bootstrap
-interval and the sign test), and draws them against the encoder's parameter
+interval, wins/losses/ties and the sign test), with each arm's median
+score per task over the seeds, and draws the differences against the
+encoder's parameter
 count: the paper's worry (Figure 4) is that ELECTRA's lead over MLM shrinks
 as models grow. The studies must share the fine-tuning hyperparameters and
 seeds, and the tasks compared: their own, or `--tasks`, which every study
@@ -21,6 +23,7 @@ tasks). Writes `size_gain.json`, `size_gain.md` and `size_gain.png` in
 """
 
 import os
+import statistics
 
 from absl import app
 from absl import flags
@@ -131,6 +134,20 @@ def _read_study(study, tasks, reference):
   return path, results
 
 
+def arm_medians(runs, variant, step, tasks):
+  """An encoder's median dev score over seeds per task and their mean."""
+  medians = {}
+  for task in tasks:
+    scores = [run["score"] for run in runs
+              if run["variant"] == variant and run["step"] == step
+              and run["task"] == task and run["score"] is not None]
+    medians[task] = statistics.median(scores) if scores else None
+  known = [value for value in medians.values() if value is not None]
+  medians["mean"] = (statistics.fmean(known) if len(known) == len(tasks)
+                     else None)
+  return medians
+
+
 def size_rows(studies, a, b, tasks=None):
   """One row per study: its encoder, parameters and the three comparisons
   (on `tasks`, when given; see the module docstring)."""
@@ -141,11 +158,13 @@ def size_rows(studies, a, b, tasks=None):
     if reference is None:
       reference = {"path": path, "results": results}
     comparisons = {}
+    steps = {}
     for name, (first, second) in {f"{a}-{b}": (a, b),
                                   f"{a}-{RANDOM_INIT}": (a, RANDOM_INIT),
                                   f"{b}-{RANDOM_INIT}": (b, RANDOM_INIT)
                                   }.items():
       row = paired_row(results, first, second, path)
+      steps.update({first: row["a_step"], second: row["b_step"]})
       comparisons[name] = {
           key: row[key] for key in ("mean_difference", "bootstrap_95", "wins",
                                     "losses", "ties", "sign_test_p",
@@ -153,6 +172,9 @@ def size_rows(studies, a, b, tasks=None):
     rows.append({"study": study, "encoder": results["encoder"],
                  "parameters": encoder_parameters(results["encoder"]),
                  "tasks": results["tasks"], "num_seeds": results["num_seeds"],
+                 "medians": {variant: arm_medians(results["runs"], variant,
+                                                  step, results["tasks"])
+                             for variant, step in steps.items()},
                  "comparisons": comparisons})
   return sorted(rows, key=lambda row: row["parameters"])
 
@@ -161,8 +183,9 @@ def format_table(rows):
   """The rows as a markdown table (differences x 100)."""
   names = list(rows[0]["comparisons"])
   lines = ["Paired differences at each study's whole budget (x 100, mean over "
-           "tasks of each seed's difference, 95% bootstrap interval, sign "
-           "test p):", "",
+           "tasks of each seed's difference, 95% bootstrap interval, "
+           "wins/losses/ties over the seed and task pairs, sign test p):",
+           "",
            "| encoder (hidden x layers) | parameters | training FLOPs | "
            + " | ".join(names) + " |",
            "|---|---|---|" + "---|" * len(names)]
@@ -173,12 +196,26 @@ def format_table(rows):
       low, high = comparison["bootstrap_95"]
       cells.append(f"{100 * comparison['mean_difference']:+.1f} "
                    f"[{100 * low:+.1f}, {100 * high:+.1f}], "
-                   f"p {comparison['sign_test_p']:.3f}")
+                   f"{comparison['wins']}/{comparison['losses']}/"
+                   f"{comparison['ties']}, "
+                   f"p {comparison['sign_test_p']:.3g}")
     encoder = row["encoder"]
     flops = row["comparisons"][names[0]]["train_flops"]
     lines.append(f"| {encoder['hidden_size']} x {encoder['num_layers']} | "
                  f"{row['parameters']:,} | {flops:.3g} | "
                  + " | ".join(cells) + " |")
+  tasks = rows[0]["tasks"]
+  lines += ["", "Each encoder's median over the seeds (x 100; mean: of the "
+            "task medians):", "",
+            "| encoder (hidden x layers) | arm | " + " | ".join(tasks)
+            + " | mean |", "|---|---|" + "---|" * (len(tasks) + 1)]
+  for row in rows:
+    encoder = row["encoder"]
+    for variant, medians in row["medians"].items():
+      cells = ["-" if medians[key] is None else f"{100 * medians[key]:.1f}"
+               for key in list(tasks) + ["mean"]]
+      lines.append(f"| {encoder['hidden_size']} x {encoder['num_layers']} | "
+                   f"{variant} | " + " | ".join(cells) + " |")
   return "\n".join(lines)
 
 

@@ -70,8 +70,24 @@ def test_the_gap_per_size_with_its_interval_whichever_order_the_study_used(
         pytest.approx(0.02))
     assert row["comparisons"]["electra-random_init"]["mean_difference"] == (
         pytest.approx(0.02 + gap))
+    # Each arm's median over the seeds, per task and their mean.
+    runs = json.loads(open(row["study"] + "/results.json").read())["runs"]
+    for variant in ("electra", "mlm", "random_init"):
+      medians = row["medians"][variant]
+      for task in TASKS:
+        assert medians[task] == pytest.approx(float(np.median(
+            [run["score"] for run in runs
+             if run["variant"] == variant and run["task"] == task])))
+      assert medians["mean"] == pytest.approx(
+          np.mean([medians[task] for task in TASKS]))
+    assert row["medians"]["electra"]["mean"] == pytest.approx(
+        row["medians"]["mlm"]["mean"] + gap)
   table = size_report.format_table(rows)
-  assert "+6.0" in table and "+1.0" in table
+  assert "+6.0" in table and "+1.0" in table and "10/0/0" in table
+  electra_small = rows[0]["medians"]["electra"]
+  assert (f"| 32 x 2 | electra | {100 * electra_small['SST-2']:.1f} | "
+          f"{100 * electra_small['MRPC']:.1f} | "
+          f"{100 * electra_small['mean']:.1f} |") in table
   # The flipped row is A - B throughout, per task too.
   flipped = size_report.paired_row(
       json.loads((large / "results.json").read_text()), "electra", "mlm",
