@@ -97,7 +97,9 @@ def format_table(results):
     for name in ("disc_auc", "masked_lm_accuracy"):
       cells.append("" if row[name] is None else f"{row[name]:.3f}")
     lines.append("| " + " | ".join(cells) + " |")
-  seeds = results["num_seeds"]
+  seeds = _seed_counts(results["summary"], tasks)
+  if seeds != str(results["num_seeds"]):
+    seeds += f" (of {results['num_seeds']})"
   lines.append("")
   lines.append(f"Median over {seeds} fine-tuning seeds [min, max]; mean = mean "
                "of the task medians; disc AUC and gen/MLM acc: pretraining "

@@ -48,6 +48,16 @@ def test_the_table_shows_scores_times_100_with_their_spread():
   table = study_report.format_table(results)
   assert "| variant | step | train FLOPs | SST-2 (accuracy) | mean |" in table
   assert "| electra | 100 | 1e+11 | 80.0 [70.0, 90.0] | 80.0 | 0.750 |" in table
+  assert "Median over 3 fine-tuning seeds [min, max]" in table
+
+
+def test_a_table_mid_way_says_how_many_seeds_are_in():
+  runs = [_run("electra", 100, "SST-2", seed, 0.8, 0.75) for seed in (0, 1)]
+  runs += [_run("random_init", 0, "SST-2", 0, 0.6)]
+  results = {"tasks": ["SST-2"], "runs": runs, "num_seeds": 5,
+             "summary": study_report.summarize(runs, ["SST-2"])}
+  table = study_report.format_table(results)
+  assert "Median over 1-2 (of 5) fine-tuning seeds [min, max]" in table
 
 
 def test_the_dev_and_the_selection_probes_get_their_own_tables():
