@@ -15,10 +15,11 @@
 # Resumable: rerun after a stop (each study resumes; finished parts are kept).
 # Usage: bash scripts/size_gain.sh [OUTPUT_ROOT] [REPORT_DIR] [HIDDEN...]
 #   e.g. bash scripts/size_gain.sh runs/size_gain docs/experiments/size_gain 64
-# Time on 2 Xeon/AMX cores: at hidden 64 about 0.5 h of pretraining and 2-3 h
-# of fine-tuning (estimated from hidden 128: 58 + 62 min of pretraining,
-# about 17 min per encoder and seed on the three tasks); at 256 roughly 8 h of
-# pretraining: it runs in parts over several sessions.
+# Time at hidden 64, measured on 2 AMD EPYC cores (2026-12-07): about 40 min
+# of pretraining (ELECTRA about 24 min, MLM 17) and 1.6 h of fine-tuning
+# (3 encoders x 5 seeds x 3 tasks, about 6.5 min per encoder and seed, STS-B
+# most of it). At 256, roughly 8 h of pretraining (estimated from hidden 128:
+# 58 + 62 min on Xeon/AMX): it runs in parts over several sessions.
 set -euo pipefail
 root=${1:-runs/size_gain}
 report=${2:-docs/experiments/size_gain}
