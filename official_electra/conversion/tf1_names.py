@@ -89,12 +89,18 @@ def tower_slots(model, tower):
     slots += _dense_slots("discriminator_predictions/dense_1",
                           head.dense_prediction)
   else:
-    slots += _dense_slots("generator_predictions/dense", head.dense)
-    slots += _layer_norm_slots("generator_predictions/LayerNorm",
-                               head.layer_norm)
-    slots.append(Slot("generator_predictions/output_bias", head.output_bias,
-                      None))
+    slots += masked_lm_head_slots(head)
   return slots
+
+
+def masked_lm_head_slots(head):
+  """Slots of a `MaskedLMHead` under the generator head's TF1 names (the
+  generator's, or the BERT baseline's main network's `main_mlm_head`)."""
+  return (_dense_slots("generator_predictions/dense", head.dense)
+          + _layer_norm_slots("generator_predictions/LayerNorm",
+                              head.layer_norm)
+          + [Slot("generator_predictions/output_bias", head.output_bias,
+                  None)])
 
 
 def model_slots(model):

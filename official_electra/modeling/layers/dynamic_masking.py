@@ -114,10 +114,13 @@ class DynamicMasking(tf_keras.layers.Layer):
         tf.sequence_mask(
             tokens_to_mask(input_mask, self.mask_prob, num_slots), num_slots),
         drawn)
+    # The original's rule for the same draw: `[MASK]` where `u < 0.85`
+    # (pretrain_helpers.py, `mask`), so that fed the same uniforms, the
+    # parity reference masks the same slots (official_electra/parity).
     replace_with_mask = tf.logical_and(
         real_slots,
-        tf.random.stateless_uniform([batch_size, num_slots], seed=keep_seed) >=
-        self.keep_original_prob)
+        tf.random.stateless_uniform([batch_size, num_slots], seed=keep_seed) <
+        1.0 - self.keep_original_prob)
     return masking_outputs(input_word_ids, positions, real_slots,
                            replace_with_mask, self.mask_token_id)
 
