@@ -20,8 +20,16 @@ other encoder shapes unless `--across_shapes` says the comparison is meant
 random encoder of its own width): the same seed then fixes the order of the
 examples only, so such pairs remove less of the seeds' noise.
 
-Writes `comparison.json` and `comparison.md` (each arm's task medians, then
-the paired table) in `--output_dir`, and prints the table.
+An arm given twice or more under one label (the same variant from two
+records of the same settings: ELECTRA and its replicate) has that many
+pretraining runs: its score on a seed is the mean over its runs, and the
+t-interval of every comparison with it takes the spread between the runs in
+(`paired_comparison`, `seed_statistics.two_level_interval`).
+
+Writes `comparison.json` and `comparison.md` (each arm's task medians, with
+the trivial baselines of `--glue_dir`'s dev sets when given, then the paired
+tables, per task first, all over the fine-tuning seeds) in `--output_dir`,
+and prints the tables.
 """
 
 import itertools
@@ -36,6 +44,7 @@ from official_electra import command_line
 from official_electra import errors
 from official_electra import files
 from official_electra.experiments import paired_comparison
+from official_electra.experiments import trivial_baselines
 
 JSON_FILE = "comparison.json"
 TABLE_FILE = "comparison.md"
@@ -52,6 +61,14 @@ class Arm(NamedTuple):
   step: int
   fraction: float
   train_flops: float
+
+
+def _runs_by_label(arms):
+  """`{label: [its Arms]}` in the order the labels first come."""
+  grouped = {}
+  for arm in arms:
+    grouped.setdefault(arm.label, []).append(arm)
+  return grouped
 
 
 def read_arm(spec):
@@ -112,49 +129,94 @@ def compare_arms(arms, task_names, across_shapes=False):
     if missing:
       raise RecordError(f"arm {arm.label} has no runs on "
                         f"{', '.join(missing)}; drop them from --tasks")
-  summary = [{"label": arm.label, "step": arm.step,
-              "fraction": arm.fraction, "train_flops": arm.train_flops,
-              "medians": {task: statistics.median(
-                  score for (t, _), score in arm.scores.items() if t == task)
-                          for task in task_names},
-              "seeds": {task: sum(t == task for t, _ in arm.scores)
-                        for task in task_names}}
-             for arm in arms]
+  grouped = _runs_by_label(arms)
+  for label, runs in grouped.items():
+    if len({(arm.step, arm.fraction) for arm in runs}) > 1:
+      raise RecordError(
+          f"arm {label} is given at other steps or fractions "
+          f"({', '.join(f'step {arm.step}' for arm in runs)}); one label "
+          "names pretraining runs of one variant at one budget")
+  summary = []
+  for label, runs in grouped.items():
+    # A seed's score is the mean over the arm's runs, as the comparisons
+    # take it; the median is over the seeds.
+    per_seed = {}
+    for task in task_names:
+      seeds = set.intersection(*({seed for t, seed in arm.scores if t == task}
+                                 for arm in runs))
+      per_seed[task] = [statistics.fmean(arm.scores[(task, seed)]
+                                         for arm in runs) for seed in seeds]
+    summary.append({
+        "label": label, "step": runs[0].step, "fraction": runs[0].fraction,
+        "train_flops": runs[0].train_flops, "pretraining_runs": len(runs),
+        "medians": {task: statistics.median(values) if values else None
+                    for task, values in per_seed.items()},
+        "seeds": {task: len(values) for task, values in per_seed.items()}})
   paired = []
-  for a, b in itertools.combinations(arms, 2):
-    result = paired_comparison.compare(a.scores, b.scores, task_names)
+  for a, b in itertools.combinations(grouped, 2):
+    result = paired_comparison.compare(
+        [arm.scores for arm in grouped[a]], [arm.scores for arm in grouped[b]],
+        task_names)
     if result is not None:
-      paired.append({"a": a.label, "a_step": a.step, "b": b.label,
-                     "b_step": b.step, "fraction": a.fraction,
-                     "train_flops": a.train_flops, **result})
-  return {"tasks": list(task_names), "arms": summary, "paired": paired}
+      first_a, first_b = grouped[a][0], grouped[b][0]
+      paired.append({"a": a, "a_step": first_a.step, "b": b,
+                     "b_step": first_b.step, "fraction": first_a.fraction,
+                     "train_flops": first_a.train_flops, **result})
+  metric_names = {run["task"]: run["metric"] for arm in arms
+                  for run in arm.record["runs"] if "metric" in run}
+  return {"tasks": list(task_names), "metrics": metric_names,
+          "arms": summary, "paired": paired}
 
 
 def format_comparison(comparison):
+  """The arms' task medians (and the baselines), then the paired tables."""
   tasks = comparison["tasks"]
-  lines = ["| arm | step | " + " | ".join(tasks) + " | mean of medians |",
-           "|" + "---|" * (len(tasks) + 3)]
+  metric_names = comparison.get("metrics", {})
+  mean_title = paired_comparison.mixed_mean_title(tasks, metric_names).replace(
+      "mean over tasks", "mean of medians")
+  lines = ["| arm | step | pretraining runs | " + " | ".join(
+      task + (f" ({metric_names[task]})" if task in metric_names else "")
+      for task in tasks) + f" | {mean_title} |",
+           "|" + "---|" * (len(tasks) + 4)]
   for arm in comparison["arms"]:
     medians = [arm["medians"][task] for task in tasks]
+    known = [median for median in medians if median is not None]
     lines.append(
-        f"| {arm['label']} | {arm['step']} | " + " | ".join(
+        f"| {arm['label']} | {arm['step']} | "
+        f"{arm.get('pretraining_runs', 1)} | " + " | ".join(
+            "-" if median is None else
             f"{100 * median:.1f} ({arm['seeds'][task]} seeds)"
-            for task, median in zip(tasks, medians)) +
-        f" | {100 * statistics.fmean(medians):.1f} |")
+            for task, median in zip(tasks, medians)) + " | " +
+        (f"{100 * statistics.fmean(known):.1f}" if len(known) == len(tasks)
+         else "") + " |")
+  baselines = comparison.get("baselines") or {}
+  for name, scores in trivial_baselines.score_rows(baselines, tasks):
+    lines.append(f"| baseline: {name} | | | " + " | ".join(
+        "-" if scores[task] is None else f"{100 * scores[task]:.1f}"
+        for task in tasks) + " | |")
+  lines += ["", "Median over the seeds of each arm's score (with two or "
+            "more pretraining runs, the mean over its runs on each seed)." +
+            (" Baselines: no encoder, the same dev sets (- where one does "
+             "not apply)." if baselines else "")]
+  if baselines:
+    lines += ["", trivial_baselines.format_table(baselines, tasks)]
   return "\n".join(lines) + "\n\n" + paired_comparison.format_table(
-      comparison["paired"], tasks) + "\n"
+      comparison["paired"], tasks, metric_names) + "\n"
 
 
 def main(argv):
   del argv
   try:
-    if not flags.FLAGS.arm or len(flags.FLAGS.arm) < 2:
-      raise RecordError("give two --arm values or more")
+    if len({spec.split(",")[0] for spec in flags.FLAGS.arm or []}) < 2:
+      raise RecordError("give --arm values of two labels or more")
     if not flags.FLAGS.tasks or not flags.FLAGS.output_dir:
       raise RecordError("pass --tasks and --output_dir")
     comparison = compare_arms([read_arm(spec) for spec in flags.FLAGS.arm],
                               flags.FLAGS.tasks, flags.FLAGS.across_shapes)
     comparison["arm_flags"] = list(flags.FLAGS.arm)
+    if flags.FLAGS.glue_dir:
+      comparison["baselines"] = trivial_baselines.task_baselines(
+          flags.FLAGS.glue_dir, flags.FLAGS.tasks)
     table = format_comparison(comparison)
     files.write_json(os.path.join(flags.FLAGS.output_dir, JSON_FILE),
                      comparison)
@@ -168,9 +230,12 @@ def _define_flags():
   """The program's flags: defined only when it runs, so the module imports
   beside the other programs (whose flags share these names)."""
   flags.DEFINE_multi_string("arm", None, "label,results.json,variant,"
-                            "fraction (repeat: two or more).")
+                            "fraction (repeat: two or more; a label given "
+                            "again adds a pretraining run to that arm).")
   flags.DEFINE_list("tasks", None, "Tasks compared (each arm must have them).")
   flags.DEFINE_string("output_dir", None, "Where comparison.json and .md go.")
+  flags.DEFINE_string("glue_dir", None, "GLUE data folder: adds the "
+                      "trivial baselines of its dev sets to the table.")
   flags.DEFINE_bool("across_shapes", False, "Compare records of other "
                     "encoder shapes too (their seeds pair the examples' "
                     "order only).")

@@ -6,54 +6,34 @@ dropout masks, so two encoders' runs with the same seed on the same task are a
 pair: their difference removes what the seed alone does to a score. For two
 encoders A and B (an objective against random init at each kept fraction,
 and every two objectives at the same fraction, which the study's plan puts at
-the same training FLOPs):
+the same training FLOPs), the unit of every test and interval is the
+fine-tuning seed (`seed_statistics`: the tasks of one seed share the same
+two pretrained encoders, so (task, seed) pairs are not independent):
 
-- `d_s`, the mean over tasks of A's score minus B's with seed `s` (only
-  seeds that both have on every task);
-- the mean of `d_s` and its 95% bootstrap interval (seeds resampled with
-  replacement, a fixed random stream, so a report is reproducible);
-- a two-sided exact sign test over every (task, seed) pair: wins, losses and
-  ties (ties are left out of the test, as the sign test does);
-- per task, the mean paired difference and its wins and losses.
+- per task: each seed's difference on the task, their mean, a Student
+  t-interval and a percentile bootstrap over the seeds, wins, losses and
+  ties over the seeds and a two-sided exact sign test of them;
+- overall: the same statistics of `d_s`, the mean over tasks of A's score
+  minus B's with seed `s` (only seeds that both have on every task), and
+  the mean of `d_s` with each task left out in turn (whether one task
+  carries the result).
+
+An arm may have several pretraining runs (a replicate, from another record):
+its score on a seed is then the mean over its runs, and the t-interval takes
+the spread between the runs in (`seed_statistics.two_level_interval`); the
+sign test and the bootstrap are over seeds and cannot see it.
 
 Scores are on each task's own metric (MCC, accuracy, Spearman), so the mean
-over tasks mixes scales exactly as the study's headline mean does.
+over tasks mixes scales exactly as the study's headline mean does, and its
+tables say so.
 """
 
 import itertools
-import math
-import random
 import statistics
 
+from official_electra.experiments import seed_statistics
+
 RANDOM_INIT = "random_init"
-BOOTSTRAP_SAMPLES = 10000
-_BOOTSTRAP_SEED = 0
-
-
-def sign_test_p_value(wins, losses):
-  """Two-sided exact binomial p-value of `wins` against `losses` (p = 1/2)."""
-  n = wins + losses
-  if n == 0:
-    return 1.0
-  tail = sum(math.comb(n, k) for k in range(min(wins, losses) + 1)) / 2 ** n
-  return min(1.0, 2 * tail)
-
-
-def bootstrap_interval(values, samples=BOOTSTRAP_SAMPLES, level=0.95,
-                       seed=_BOOTSTRAP_SEED):
-  """Percentile bootstrap interval of the mean of `values` (a list of floats).
-
-  A single value has no spread to resample: its interval is the value itself.
-  """
-  if not values:
-    raise ValueError("no values to bootstrap")
-  rng = random.Random(seed)
-  n = len(values)
-  means = sorted(statistics.fmean(rng.choices(values, k=n))
-                 for _ in range(samples))
-  tail = (1 - level) / 2
-  return (means[int(math.floor(tail * (samples - 1)))],
-          means[int(math.ceil((1 - tail) * (samples - 1)))])
 
 
 def _arm(run):
@@ -63,7 +43,7 @@ def _arm(run):
           round(run.get("budget_fraction", run["fraction"]), 6))
 
 
-def _arms(runs):
+def score_arms(runs):
   """`{(variant, fraction): {(task, seed): score}}`."""
   arms = {}
   for run in runs:
@@ -72,42 +52,91 @@ def _arms(runs):
   return arms
 
 
-def compare(a_scores, b_scores, task_names):
-  """The paired comparison of two arms' `{(task, seed): score}`; None when
-  they share no seed scored on every task."""
-  seeds = sorted({seed for _, seed in a_scores} & {seed for _, seed in b_scores})
-  seeds = [seed for seed in seeds
-           if all((task, seed) in a_scores and (task, seed) in b_scores
-                  for task in task_names)]
+def _paired_seeds(arm_runs, task_names):
+  """Seeds that every run of every arm has on every task, sorted."""
+  all_runs = [scores for runs in arm_runs for scores in runs]
+  seeds = set.intersection(*({seed for _, seed in scores}
+                             for scores in all_runs))
+  return sorted(seed for seed in seeds
+                if all((task, seed) in scores for scores in all_runs
+                       for task in task_names))
+
+
+def _run_values(runs, tasks, seeds):
+  """Per run, its mean over `tasks` on each seed: `[[value per seed], ...]`."""
+  return [[statistics.fmean(scores[(task, seed)] for task in tasks)
+           for seed in seeds] for scores in runs]
+
+
+def _per_seed_differences(a_values, b_values):
+  """Per seed, A's mean over its runs minus B's (from `_run_values`)."""
+  return [statistics.fmean(column_a) - statistics.fmean(column_b)
+          for column_a, column_b in zip(zip(*a_values), zip(*b_values))]
+
+
+def _statistics(a_values, b_values):
+  """The seed-level statistics of A - B from each arm's `_run_values`."""
+  per_seed = _per_seed_differences(a_values, b_values)
+  two_level = seed_statistics.two_level_interval(
+      per_seed, [[statistics.fmean(run) for run in values]
+                 for values in (a_values, b_values)])
+  wins, losses, ties = seed_statistics.wins_losses_ties(per_seed)
+  return {"per_seed_mean_difference": per_seed,
+          "mean_difference": statistics.fmean(per_seed),
+          "t_95": two_level["interval"],
+          "t_degrees_of_freedom": two_level["degrees_of_freedom"],
+          "bootstrap_95": list(seed_statistics.bootstrap_interval(per_seed)),
+          "bootstrap_distinct_resamples":
+              seed_statistics.distinct_resamples(len(per_seed)),
+          "wins": wins, "losses": losses, "ties": ties,
+          "sign_test_p": seed_statistics.sign_test_p_value(wins, losses)}
+
+
+def compare(a_runs, b_runs, task_names):
+  """The paired comparison of two arms, each a list of its pretraining runs'
+  `{(task, seed): score}` (one run for an arm of a single record); None
+  when they share no seed scored on every task by every run.
+
+  Returns:
+    The overall statistics (see `_statistics`: `per_seed_mean_difference`,
+    `mean_difference`, `t_95`, `t_degrees_of_freedom`, `bootstrap_95`,
+    `bootstrap_distinct_resamples`, `wins`, `losses`, `ties` and
+    `sign_test_p`, all over the seeds), with `unit`, `seeds`,
+    `pretraining_runs` ([A's, B's]), `mean_difference_without` (`{task: the
+    mean over the other tasks}`) and `tasks` (`{task: the same statistics of
+    the task alone}`).
+  """
+  seeds = _paired_seeds([a_runs, b_runs], task_names)
   if not seeds:
     return None
-  per_seed = [statistics.fmean(a_scores[(task, seed)] - b_scores[(task, seed)]
-                               for task in task_names) for seed in seeds]
-  differences = [a_scores[(task, seed)] - b_scores[(task, seed)]
-                 for task in task_names for seed in seeds]
-  wins = sum(d > 0 for d in differences)
-  losses = sum(d < 0 for d in differences)
-  low, high = bootstrap_interval(per_seed)
-  tasks = {}
-  for task in task_names:
-    task_differences = [a_scores[(task, seed)] - b_scores[(task, seed)]
-                        for seed in seeds]
-    tasks[task] = {"mean_difference": statistics.fmean(task_differences),
-                   "wins": sum(d > 0 for d in task_differences),
-                   "losses": sum(d < 0 for d in task_differences)}
-  return {"seeds": seeds, "per_seed_mean_difference": per_seed,
-          "mean_difference": statistics.fmean(per_seed),
-          "bootstrap_95": [low, high],
-          "wins": wins, "losses": losses,
-          "ties": len(differences) - wins - losses,
-          "sign_test_p": sign_test_p_value(wins, losses),
-          "tasks": tasks}
+
+  def over(tasks):
+    return _statistics(_run_values(a_runs, tasks, seeds),
+                       _run_values(b_runs, tasks, seeds))
+
+  result = {"unit": "fine-tuning seed", "seeds": seeds,
+            "pretraining_runs": [len(a_runs), len(b_runs)],
+            **over(task_names)}
+  result["tasks"] = {task: over([task]) for task in task_names}
+  result["mean_difference_without"] = {
+      task: _mean_difference(
+          a_runs, b_runs, [other for other in task_names if other != task],
+          seeds)
+      for task in task_names} if len(task_names) > 1 else {}
+  return result
+
+
+def _mean_difference(a_runs, b_runs, tasks, seeds):
+  """The mean over seeds of A - B on the mean over `tasks`."""
+  a_values, b_values = (_run_values(runs, tasks, seeds)
+                        for runs in (a_runs, b_runs))
+  return statistics.fmean(_per_seed_differences(a_values, b_values))
 
 
 def paired_comparisons(runs, task_names):
   """Every objective against random init, and every two objectives at the
   same fraction of the budget; a list of rows (see the module docstring)."""
-  arms = _arms(runs)
+  arms = score_arms(runs)
   variants = []
   for run in runs:
     if run["variant"] != RANDOM_INIT and run["variant"] not in variants:
@@ -126,7 +155,7 @@ def paired_comparisons(runs, task_names):
   for a, b in pairs:
     if b not in arms:
       continue
-    result = compare(arms[a], arms[b], task_names)
+    result = compare([arms[a]], [arms[b]], task_names)
     if result is None:
       continue
     rows.append({"a": a[0], "a_step": steps[a], "b": b[0],
@@ -135,25 +164,110 @@ def paired_comparisons(runs, task_names):
   return rows
 
 
-def format_table(rows, task_names):
-  """The comparisons as a markdown table (differences x 100)."""
-  header = (["A - B", "fraction", "train FLOPs (A)", "seeds",
-             "mean paired diff [95% bootstrap]", "wins/losses/ties",
-             "sign test p"] + [f"{task} diff" for task in task_names])
-  lines = ["Paired differences (the same fine-tuning seed on the same task; "
-           "x 100, mean over tasks of each seed's difference):", "",
-           "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+def _percent(value):
+  return f"{100 * value:+.1f}"
+
+
+def format_interval(interval):
+  """`[+a, +b]` x 100, or - for none."""
+  return "-" if interval is None else (f"[{_percent(interval[0])}, "
+                                       f"{_percent(interval[1])}]")
+
+
+def _t_cell(statistics_):
+  if statistics_["t_95"] is None:
+    return "-"
+  return (f"{format_interval(statistics_['t_95'])} "
+          f"(df {statistics_['t_degrees_of_freedom']:.1f})")
+
+
+def _counts_cell(statistics_):
+  return (f"{statistics_['wins']}/{statistics_['losses']}/"
+          f"{statistics_['ties']}")
+
+
+def pair_label(row):
+  """`A (step N) - B (step M)` (random init, at step 0, without one)."""
+  def name(arm, step):
+    return f"{arm} (step {step})" if step else arm
+  return f"{name(row['a'], row['a_step'])} - {name(row['b'], row['b_step'])}"
+
+
+def mixed_mean_title(task_names, metric_names=None):
+  """What a mean over these tasks averages, named in a table's header."""
+  if not metric_names:
+    return "mean over tasks (each task's own metric, mixed)"
+  names = list(dict.fromkeys(metric_names.get(task, "?")
+                             for task in task_names))
+  if len(names) == 1:
+    return f"mean over tasks ({names[0]})"
+  return f"mean over tasks (mixes {', '.join(names)})"
+
+
+def format_task_table(rows, task_names, metric_names=None):
+  """Each pair's statistics per task, over the seeds (x 100)."""
+  metric_names = metric_names or {}
+  header = ["A - B", "task", "seeds", "mean paired diff", "95% t-interval",
+            "95% bootstrap", "wins/losses/ties (seeds)", "sign test p"]
+  lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
   for row in rows:
-    low, high = row["bootstrap_95"]
-    cells = [f"{row['a']} (step {row['a_step']}) - {row['b']}"
-             + ("" if row["b"] == RANDOM_INIT else f" (step {row['b_step']})"),
-             f"{row['fraction']:.3g}", f"{row['train_flops']:.3g}",
-             str(len(row["seeds"])),
-             f"{100 * row['mean_difference']:+.1f} "
-             f"[{100 * low:+.1f}, {100 * high:+.1f}]",
-             f"{row['wins']}/{row['losses']}/{row['ties']}",
+    for task in task_names:
+      task_row = row["tasks"][task]
+      metric = metric_names.get(task)
+      lines.append("| " + " | ".join([
+          pair_label(row), task + (f" ({metric})" if metric else ""),
+          str(len(row["seeds"])), _percent(task_row["mean_difference"]),
+          _t_cell(task_row), format_interval(task_row["bootstrap_95"]),
+          _counts_cell(task_row), f"{task_row['sign_test_p']:.3g}"]) + " |")
+  return "\n".join(lines)
+
+
+def format_overall_table(rows, task_names, metric_names=None):
+  """Each pair's statistics of the mean over tasks, over the seeds (x 100)."""
+  header = ["A - B", "fraction", "train FLOPs (A)", "seeds",
+            "pretraining runs (A, B)",
+            mixed_mean_title(task_names, metric_names) + ", paired diff",
+            "95% t-interval", "95% bootstrap", "wins/losses/ties (seeds)",
+            "sign test p"]
+  if len(task_names) > 1:
+    header.append("mean with one task left out")
+  lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+  for row in rows:
+    cells = [pair_label(row), f"{row['fraction']:.3g}",
+             f"{row['train_flops']:.3g}", str(len(row["seeds"])),
+             ", ".join(map(str, row["pretraining_runs"])),
+             _percent(row["mean_difference"]), _t_cell(row),
+             format_interval(row["bootstrap_95"]), _counts_cell(row),
              f"{row['sign_test_p']:.3g}"]
-    cells += [f"{100 * row['tasks'][task]['mean_difference']:+.1f}"
-              for task in task_names]
+    if len(task_names) > 1:
+      cells.append(", ".join(
+          f"no {task} {_percent(row['mean_difference_without'][task])}"
+          for task in task_names))
     lines.append("| " + " | ".join(cells) + " |")
   return "\n".join(lines)
+
+
+def format_table(rows, task_names, metric_names=None):
+  """The comparisons as markdown (differences x 100): per task first, then
+  the mean over tasks, each over the fine-tuning seeds."""
+  if not rows:
+    return "No paired comparisons (no seed scored on every task by both)."
+  resamples = sorted({row["bootstrap_distinct_resamples"] for row in rows})
+  seeds = sorted({len(row["seeds"]) for row in rows})
+  notes = (
+      "The unit is the fine-tuning seed: every interval and test is over the "
+      f"seeds ({'/'.join(map(str, seeds))} here), not over (task, seed) "
+      "pairs, which share their two encoders. t: Student t-interval (df: its "
+      "degrees of freedom; with two or more pretraining runs in an arm it "
+      "takes their spread in, Welch-Satterthwaite df). Bootstrap: "
+      "percentile, seeds resampled, "
+      f"{'/'.join(map(str, resamples))} distinct resamples, so it is "
+      "narrower than the t-interval with few seeds; it sees the seeds only. "
+      "Wins/losses/ties and the exact two-sided sign test are over the "
+      "seeds. An arm with one pretraining run: its draw is in no interval.")
+  return "\n".join([
+      "Paired differences per task (the same fine-tuning seed on the same "
+      "task; x 100):", "", format_task_table(rows, task_names, metric_names),
+      "", "Paired differences of the mean over tasks (x 100, mean over tasks "
+      "of each seed's difference; the tasks' metrics mixed):", "",
+      format_overall_table(rows, task_names, metric_names), "", notes])

@@ -3,23 +3,23 @@
   python -m official_electra.experiments.size_report \
       --studies=runs/size_64,runs/size_128,runs/size_256 \
       --output_dir=docs/experiments/size_gain [--a=electra --b=mlm] \
-      [--tasks=MRPC,STS-B,CoLA]
+      [--tasks=MRPC,STS-B,CoLA] [--glue_dir=../shared/data/glue]
 
 Each study (`python -m official_electra.efficiency_study`, its own
-`study_encoder.*` size) has compared the variants at equal FLOPs with paired
-seeds (`paired_comparison`); a study folder is any folder with its
-`results.json` (a committed record serves). This report takes, at each
-study's whole budget, the paired difference A - B and each of A and B minus
-random init (mean over tasks of each seed's difference, its 95% bootstrap
-interval, wins/losses/ties and the sign test), with each arm's median
-score per task over the seeds, and draws the differences against the
-encoder's parameter
-count: the paper's worry (Figure 4) is that ELECTRA's lead over MLM shrinks
-as models grow. The studies must share the fine-tuning hyperparameters and
-seeds, and the tasks compared: their own, or `--tasks`, which every study
-has (the comparisons are then made again from each study's runs on those
-tasks). Writes `size_gain.json`, `size_gain.md` and `size_gain.png` in
-`--output_dir`.
+`study_encoder.*` size) fine-tuned its variants at equal FLOPs with the same
+seeds; a study folder is any folder with its `results.json` (a committed
+record serves). This report takes, at each study's whole budget, the paired
+difference A - B and each of A and B minus random init, computed again from
+the study's runs by the current `paired_comparison` (a record's own `paired`
+rows may be of older statistics): per task and of the mean over tasks, all
+over the fine-tuning seeds (t-interval, bootstrap, wins/losses/ties and the
+sign test), with each arm's median score per task over the seeds and the
+trivial baselines of `--glue_dir`'s dev sets when given. It draws the
+differences against the encoder's parameter count: the paper's worry
+(Figure 4) is that ELECTRA's lead over MLM shrinks as models grow. The
+studies must share the fine-tuning hyperparameters and seeds, and the tasks
+compared: their own, or `--tasks`, which every study has. Writes
+`size_gain.json`, `size_gain.md` and `size_gain.png` in `--output_dir`.
 """
 
 import os
@@ -35,6 +35,7 @@ from official_electra import files
 from official_electra.experiments import paired_comparison
 from official_electra.experiments import study_report
 from official_electra.experiments import training_curves
+from official_electra.experiments import trivial_baselines
 from official_electra.modeling import encoder_config as encoder_config_lib
 
 RESULTS_FILE = "size_gain.json"
@@ -54,6 +55,8 @@ def _define_flags():
   flags.DEFINE_list("tasks", None, "Compare on these tasks, which every "
                     "study has (default: each study's own, the same for "
                     "all).")
+  flags.DEFINE_string("glue_dir", None, "GLUE data folder: adds the trivial "
+                      "baselines of its dev sets to the medians' table.")
   flags.DEFINE_bool("verbose", False, "Show tracebacks of errors.")
 
 
@@ -72,30 +75,29 @@ def encoder_parameters(encoder):
 
 
 def paired_row(results, a, b, path):
-  """The comparison A - B at the study's largest kept fraction (a row of
-  `paired_comparison.paired_comparisons`, its signs, wins and losses flipped,
-  per task too, when the study compared B - A)."""
-  rows = [row for row in results["paired"] if {row["a"], row["b"]} == {a, b}]
-  if not rows:
+  """The comparison A - B at the largest fraction of the budget the study
+  kept for A (B at the same fraction, or random init), computed from its
+  runs (`paired_comparison.compare`) in that order."""
+  arms = paired_comparison.score_arms(results["runs"])
+  fractions = sorted((fraction for variant, fraction in arms if variant == a
+                      and (b == RANDOM_INIT or (b, fraction) in arms)),
+                     reverse=True)
+  if not fractions or (b == RANDOM_INIT and (b, 0.0) not in arms):
     raise SizeReportError(
-        f"{path}: no paired comparison of {a} and {b}; run the study with "
+        f"{path}: no runs of both {a} and {b}; run the study with "
         f"--variants naming both (and {RANDOM_INIT} is always there)")
-  row = max(rows, key=lambda candidate: candidate["fraction"])
-  if row["a"] == a:
-    return row
-
-  def flipped(difference):
-    return dict(difference, mean_difference=-difference["mean_difference"],
-                wins=difference["losses"], losses=difference["wins"])
-
-  low, high = row["bootstrap_95"]
-  return dict(flipped(row), a=a, b=b, a_step=row["b_step"],
-              b_step=row["a_step"],
-              per_seed_mean_difference=[
-                  -value for value in row["per_seed_mean_difference"]],
-              bootstrap_95=[-high, -low],
-              tasks={task: flipped(difference)
-                     for task, difference in row["tasks"].items()})
+  a_arm = (a, fractions[0])
+  b_arm = (b, 0.0 if b == RANDOM_INIT else fractions[0])
+  result = paired_comparison.compare([arms[a_arm]], [arms[b_arm]],
+                                     results["tasks"])
+  if result is None:
+    raise SizeReportError(f"{path}: {a} and {b} share no seed scored on "
+                          "every task; finish their fine-tuning first")
+  step = {(run["variant"], round(run.get("budget_fraction", run["fraction"]),
+                                 6)): run for run in results["runs"]}
+  return {"a": a, "a_step": step[a_arm]["step"], "b": b,
+          "b_step": step[b_arm]["step"], "fraction": fractions[0],
+          "train_flops": step[a_arm]["train_flops"], **result}
 
 
 def _read_study(study, tasks, reference):
@@ -120,8 +122,8 @@ def _read_study(study, tasks, reference):
           "has")
     if list(tasks) != list(results["tasks"]):
       results = dict(results, tasks=list(tasks),
-                     paired=paired_comparison.paired_comparisons(
-                         results["runs"], list(tasks)))
+                     runs=[run for run in results["runs"]
+                           if run["task"] in tasks])
   if reference is not None:
     for key, fix in (("tasks", "pass --tasks that every study has"),
                      ("finetuning", "compare studies of one recipe"),
@@ -150,7 +152,8 @@ def arm_medians(runs, variant, step, tasks):
 
 def size_rows(studies, a, b, tasks=None):
   """One row per study: its encoder, parameters and the three comparisons
-  (on `tasks`, when given; see the module docstring)."""
+  (on `tasks`, when given; see the module docstring), each a row of
+  `paired_comparison` (per task under `tasks`)."""
   rows = []
   reference = None
   for study in studies:
@@ -165,11 +168,10 @@ def size_rows(studies, a, b, tasks=None):
                                   }.items():
       row = paired_row(results, first, second, path)
       steps.update({first: row["a_step"], second: row["b_step"]})
-      comparisons[name] = {
-          key: row[key] for key in ("mean_difference", "bootstrap_95", "wins",
-                                    "losses", "ties", "sign_test_p",
-                                    "fraction", "train_flops")}
+      comparisons[name] = row
     rows.append({"study": study, "encoder": results["encoder"],
+                 "metrics": {run["task"]: run["metric"]
+                             for run in results["runs"] if "metric" in run},
                  "parameters": encoder_parameters(results["encoder"]),
                  "tasks": results["tasks"], "num_seeds": results["num_seeds"],
                  "medians": {variant: arm_medians(results["runs"], variant,
@@ -179,23 +181,51 @@ def size_rows(studies, a, b, tasks=None):
   return sorted(rows, key=lambda row: row["parameters"])
 
 
-def format_table(rows):
-  """The rows as a markdown table (differences x 100)."""
+def format_table(rows, baselines=None):
+  """The rows as markdown (differences x 100): each arm's median per task
+  (with the baselines), then per size the paired differences per task and
+  of the mean over tasks, over the fine-tuning seeds, then the sizes side by
+  side."""
+  tasks = rows[0]["tasks"]
   names = list(rows[0]["comparisons"])
-  lines = ["Paired differences at each study's whole budget (x 100, mean over "
-           "tasks of each seed's difference, 95% bootstrap interval, "
-           "wins/losses/ties over the seed and task pairs, sign test p):",
-           "",
-           "| encoder (hidden x layers) | parameters | training FLOPs | "
-           + " | ".join(names) + " |",
-           "|---|---|---|" + "---|" * len(names)]
+  lines = ["Each encoder's median over the seeds (x 100; mean: of the "
+           "task medians, mixing the tasks' metrics):", "",
+           "| encoder (hidden x layers) | arm | " + " | ".join(tasks)
+           + " | mean |", "|---|---|" + "---|" * (len(tasks) + 1)]
+  for row in rows:
+    encoder = row["encoder"]
+    for variant, medians in row["medians"].items():
+      cells = ["-" if medians[key] is None else f"{100 * medians[key]:.1f}"
+               for key in list(tasks) + ["mean"]]
+      lines.append(f"| {encoder['hidden_size']} x {encoder['num_layers']} | "
+                   f"{variant} | " + " | ".join(cells) + " |")
+  for name, scores in trivial_baselines.score_rows(baselines or {}, tasks):
+    lines.append(f"| any | baseline: {name} | " + " | ".join(
+        "-" if scores[task] is None else f"{100 * scores[task]:.1f}"
+        for task in tasks) + " | |")
+  if baselines:
+    lines += ["", trivial_baselines.format_table(baselines, tasks)]
+  for row in rows:
+    encoder = row["encoder"]
+    lines += ["", f"Hidden {encoder['hidden_size']} x "
+              f"{encoder['num_layers']} layers ({row['parameters']:,} "
+              "parameters):", "",
+              paired_comparison.format_table(
+                  list(row["comparisons"].values()), tasks,
+                  row["metrics"])]
+  lines += ["", "The sizes side by side (x 100, mean over tasks of each "
+            "seed's difference, mixing the tasks' metrics; 95% t-interval "
+            "over the seeds; wins/losses/ties over the seeds, sign test p):",
+            "",
+            "| encoder (hidden x layers) | parameters | training FLOPs | "
+            + " | ".join(names) + " |",
+            "|---|---|---|" + "---|" * len(names)]
   for row in rows:
     cells = []
     for name in names:
       comparison = row["comparisons"][name]
-      low, high = comparison["bootstrap_95"]
       cells.append(f"{100 * comparison['mean_difference']:+.1f} "
-                   f"[{100 * low:+.1f}, {100 * high:+.1f}], "
+                   f"{paired_comparison.format_interval(comparison['t_95'])}, "
                    f"{comparison['wins']}/{comparison['losses']}/"
                    f"{comparison['ties']}, "
                    f"p {comparison['sign_test_p']:.3g}")
@@ -204,18 +234,6 @@ def format_table(rows):
     lines.append(f"| {encoder['hidden_size']} x {encoder['num_layers']} | "
                  f"{row['parameters']:,} | {flops:.3g} | "
                  + " | ".join(cells) + " |")
-  tasks = rows[0]["tasks"]
-  lines += ["", "Each encoder's median over the seeds (x 100; mean: of the "
-            "task medians):", "",
-            "| encoder (hidden x layers) | arm | " + " | ".join(tasks)
-            + " | mean |", "|---|---|" + "---|" * (len(tasks) + 1)]
-  for row in rows:
-    encoder = row["encoder"]
-    for variant, medians in row["medians"].items():
-      cells = ["-" if medians[key] is None else f"{100 * medians[key]:.1f}"
-               for key in list(tasks) + ["mean"]]
-      lines.append(f"| {encoder['hidden_size']} x {encoder['num_layers']} | "
-                   f"{variant} | " + " | ".join(cells) + " |")
   return "\n".join(lines)
 
 
@@ -226,25 +244,30 @@ def plot(rows):
   for name in rows[0]["comparisons"]:
     sizes = [row["parameters"] for row in rows]
     means = [100 * row["comparisons"][name]["mean_difference"] for row in rows]
-    errors_below = [mean - 100 * row["comparisons"][name]["bootstrap_95"][0]
-                    for mean, row in zip(means, rows)]
-    errors_above = [100 * row["comparisons"][name]["bootstrap_95"][1] - mean
-                    for mean, row in zip(means, rows)]
+    # No bar where the t-interval is undefined (a single seed).
+    intervals = [row["comparisons"][name]["t_95"] or [mean / 100] * 2
+                 for mean, row in zip(means, rows)]
+    errors_below = [mean - 100 * low
+                    for mean, (low, _) in zip(means, intervals)]
+    errors_above = [100 * high - mean
+                    for mean, (_, high) in zip(means, intervals)]
     axes.errorbar(sizes, means, yerr=[errors_below, errors_above],
                   marker="o", capsize=3, label=name)
   axes.axhline(0.0, color="black", linewidth=0.8)
   axes.set_xscale("log")
   axes.set_xlabel("encoder parameters")
   axes.set_ylabel("paired difference x 100 (mean over tasks)")
-  axes.set_title("Gain against model size (95% bootstrap intervals)")
+  axes.set_title("Gain against model size (95% t-intervals over seeds)")
   axes.grid(alpha=0.3)
   axes.legend()
   return training_curves.figure_png(figure)
 
 
-def write_report(output_dir, rows):
-  files.write_json(os.path.join(output_dir, RESULTS_FILE), {"sizes": rows})
-  files.write_text(os.path.join(output_dir, TABLE_FILE), format_table(rows))
+def write_report(output_dir, rows, baselines=None):
+  files.write_json(os.path.join(output_dir, RESULTS_FILE),
+                   {"sizes": rows, "baselines": baselines or {}})
+  files.write_text(os.path.join(output_dir, TABLE_FILE),
+                   format_table(rows, baselines))
   training_curves.write_png(os.path.join(output_dir, FIGURE_FILE), plot(rows))
 
 
@@ -253,11 +276,14 @@ def main(argv):
   try:
     rows = size_rows(flags.FLAGS.studies, flags.FLAGS.a, flags.FLAGS.b,
                      flags.FLAGS.tasks)
+    baselines = (trivial_baselines.task_baselines(flags.FLAGS.glue_dir,
+                                                  rows[0]["tasks"])
+                 if flags.FLAGS.glue_dir else {})
     files.makedirs(flags.FLAGS.output_dir)
-    write_report(flags.FLAGS.output_dir, rows)
+    write_report(flags.FLAGS.output_dir, rows, baselines)
   except errors.UserError as error:
     command_line.exit_with_error(error, flags.FLAGS.verbose)
-  print(format_table(rows))
+  print(format_table(rows, baselines))
 
 
 if __name__ == "__main__":

@@ -1,21 +1,44 @@
 """The efficiency study's outputs: `results.json`, a markdown table and a PNG.
 
+The table gives each task's median over seeds first, with the trivial
+baselines of the same dev sets (`trivial_baselines`) when the record holds
+them, then the mean of the task medians, whose header names the metrics it
+mixes; then the paired differences per task and of the mean over tasks, over
+the fine-tuning seeds (`paired_comparison`).
+
 The figure's first panel follows the paper's (Clark et al., 2020, Figures 1
 and 4): the mean over tasks of the median dev score over seeds, against
 pretraining FLOPs, one line per variant; a randomly initialised encoder is
 the point at zero FLOPs. Once seeds are paired, a second panel draws the
 paired differences against the same FLOPs (each objective minus random init,
 and objective against objective at the same fraction), each with its 95%
-bootstrap interval: the medians alone hide how far apart the seeds are.
+t-interval over the seeds: the medians alone hide how far apart the seeds
+are.
+
+A committed record is drawn again by the current code (its summary, paired
+statistics and baselines recomputed from its runs; no training):
+
+    python -m official_electra.experiments.study_report \
+      --results=docs/experiments/study_full_sets/results.json \
+      --glue_dir=../shared/data/glue --output_dir=DIR [--tasks=MRPC,STS-B]
+
+writes `results.json` (the record's source and settings, the summary, the
+paired rows and the baselines; not its runs), `results.md` and `results.png`.
 """
 
 import collections
 import os
 import statistics
 
+from absl import app
+from absl import flags
+
+from official_electra import command_line
+from official_electra import errors
 from official_electra import files
 from official_electra.experiments import paired_comparison
 from official_electra.experiments import training_curves
+from official_electra.experiments import trivial_baselines
 
 RESULTS_FILE = "results.json"
 TABLE_FILE = "results.md"
@@ -83,7 +106,9 @@ def format_table(results):
   metric_names = {run["task"]: run["metric"] for run in results["runs"]}
   header = (["variant", "step", "train FLOPs"] +
             [f"{task} ({metric_names.get(task, '?')})" for task in tasks] +
-            ["mean", "disc AUC", "gen/MLM acc"])
+            [paired_comparison.mixed_mean_title(tasks, metric_names)
+             .replace("mean over tasks", "mean of the task medians"),
+             "disc AUC", "gen/MLM acc"])
   lines = ["| " + " | ".join(header) + " |",
            "|" + "---|" * len(header)]
   for row in results["summary"]:
@@ -97,6 +122,12 @@ def format_table(results):
     for name in ("disc_auc", "masked_lm_accuracy"):
       cells.append("" if row[name] is None else f"{row[name]:.3f}")
     lines.append("| " + " | ".join(cells) + " |")
+  baselines = results.get("baselines") or {}
+  for name, scores in trivial_baselines.score_rows(baselines, tasks):
+    lines.append("| " + " | ".join(
+        [f"baseline: {name}", "", ""] +
+        ["-" if scores[task] is None else f"{100 * scores[task]:.1f}"
+         for task in tasks] + ["", "", ""]) + " |")
   seeds = _seed_counts(results["summary"], tasks)
   if seeds != str(results["num_seeds"]):
     seeds += f" (of {results['num_seeds']})"
@@ -104,9 +135,14 @@ def format_table(results):
   lines.append(f"Median over {seeds} fine-tuning seeds [min, max]; mean = mean "
                "of the task medians; disc AUC and gen/MLM acc: pretraining "
                "metrics at the checkpoint (generator accuracy for ELECTRA, "
-               "the MLM's own for MLM).")
+               "the MLM's own for MLM)." +
+               (" Baselines: no encoder, the same dev sets (- where one does "
+                "not apply)." if baselines else ""))
+  if baselines:
+    lines += ["", trivial_baselines.format_table(baselines, tasks)]
   if results.get("paired"):
-    lines += ["", paired_comparison.format_table(results["paired"], tasks)]
+    lines += ["", paired_comparison.format_table(results["paired"], tasks,
+                                                 metric_names)]
   if results.get("probes"):
     lines += ["", format_probe_table(results)]
   if results.get("selection_probes"):
@@ -189,11 +225,13 @@ def _draw_scores(axes, results):
 
 def paired_series(paired_rows):
   """The paired rows as series to draw: {"A - B": [(FLOPs of A, mean
-  difference, low, high), ...] in FLOPs order}, all x 100."""
+  difference, low, high), ...] in FLOPs order}, all x 100; the interval is
+  the t-interval over seeds (the bootstrap's for a single seed, where the
+  t-interval is undefined and the bootstrap is the value itself)."""
   series = {}
   for row in paired_rows:
     label = f"{row['a']} - {row['b'].replace('_', ' ')}"
-    low, high = row["bootstrap_95"]
+    low, high = row["t_95"] or row["bootstrap_95"]
     series.setdefault(label, []).append(
         (row["train_flops"], 100 * row["mean_difference"], 100 * low,
          100 * high))
@@ -219,7 +257,7 @@ def _draw_paired(axes, paired_rows):
   axes.set_xlim(0.0, 1.08 * largest)
   axes.set_xlabel("pretraining FLOPs")
   axes.set_ylabel("mean paired difference (x 100)")
-  axes.set_title("Paired by seed, with 95% bootstrap intervals")
+  axes.set_title("Paired by seed, with 95% t-intervals over the seeds")
   axes.grid(alpha=0.3)
   axes.legend(fontsize="small")
 
@@ -242,10 +280,41 @@ def plot(results):
   return training_curves.figure_png(figure(results))
 
 
-def write_report(output_dir, results):
+class ReportError(errors.UserError):
+  """A record the report cannot draw; says the fix."""
+
+
+def redraw(record, task_names=None, glue_dir=None, source=None):
+  """A record's report drawn again by the current code: its summary and
+  paired rows recomputed from its runs (on `task_names`, default its own),
+  and the trivial baselines of `glue_dir`'s dev sets when given.
+
+  Raises:
+    ReportError: a task the record has no runs of.
+  """
+  tasks = list(task_names or record["tasks"])
+  missing = [task for task in tasks if task not in record["tasks"]]
+  if missing:
+    raise ReportError(f"{source}: no runs of {', '.join(missing)} (its "
+                      f"tasks: {', '.join(record['tasks'])}); pass --tasks "
+                      "it has")
+  runs = [run for run in record["runs"] if run["task"] in tasks]
+  return dict(record, tasks=tasks, runs=runs, redrawn_from=source,
+              summary=summarize(runs, tasks),
+              paired=paired_comparison.paired_comparisons(runs, tasks),
+              baselines=(trivial_baselines.task_baselines(glue_dir, tasks)
+                         if glue_dir else {}))
+
+
+def write_report(output_dir, results, with_runs=True):
   """Writes the JSON, the table and the figure (each through a rename); no
-  figure when nothing was fine-tuned (a stale one is removed)."""
-  files.write_json(os.path.join(output_dir, RESULTS_FILE), results)
+  figure when nothing was fine-tuned (a stale one is removed).
+  `with_runs=False` leaves the runs out of the JSON (a record drawn again:
+  they stay in the record itself)."""
+  files.write_json(os.path.join(output_dir, RESULTS_FILE),
+                   results if with_runs else
+                   {key: value for key, value in results.items()
+                    if key != "runs"})
   files.write_text(os.path.join(output_dir, TABLE_FILE),
                                 format_table(results))
   figure_path = os.path.join(output_dir, FIGURE_FILE)
@@ -253,3 +322,37 @@ def write_report(output_dir, results):
     training_curves.write_png(figure_path, plot(results))
   elif files.exists(figure_path):
     files.remove(figure_path)
+
+
+def _define_flags():
+  """The command's flags (defined only when it runs, so the module imports
+  beside the other programs)."""
+  flags.DEFINE_string("results", None, "A study's results.json.")
+  flags.DEFINE_string("output_dir", None, "Folder for the report.")
+  flags.DEFINE_list("tasks", None, "Report these tasks (default: the "
+                    "record's).")
+  flags.DEFINE_string("glue_dir", None, "GLUE data folder: adds the trivial "
+                      "baselines of its dev sets.")
+  flags.DEFINE_bool("verbose", False, "Show tracebacks of errors.")
+
+
+def main(argv):
+  del argv
+  try:
+    path = flags.FLAGS.results
+    if not path or not files.exists(path):
+      raise ReportError(f"{path}: no such file; pass --results=<a study's "
+                        "results.json>")
+    results = redraw(files.read_json(path), flags.FLAGS.tasks,
+                     flags.FLAGS.glue_dir, path)
+    files.makedirs(flags.FLAGS.output_dir)
+    write_report(flags.FLAGS.output_dir, results, with_runs=False)
+  except errors.UserError as error:
+    command_line.exit_with_error(error, flags.FLAGS.verbose)
+  print(format_table(results))
+
+
+if __name__ == "__main__":
+  _define_flags()
+  flags.mark_flags_as_required(["results", "output_dir"])
+  app.run(main)

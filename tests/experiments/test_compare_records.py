@@ -54,7 +54,9 @@ def test_two_records_are_compared_seed_by_seed(tmp_path):
   assert row["seeds"] == [0]
   assert row["mean_difference"] == pytest.approx(((0.66 - 0.70) +
                                                   (0.56 - 0.5)) / 2)
-  assert (row["wins"], row["losses"]) == (1, 1)
+  # One seed, won on the mean over tasks: the unit is the seed.
+  assert (row["wins"], row["losses"], row["ties"]) == (1, 0, 0)
+  assert row["tasks"]["A"]["losses"] == 1 and row["t_95"] is None
   row = pairs["first", "random_init"]
   assert row["seeds"] == [0, 1]
   assert row["per_seed_mean_difference"] == pytest.approx(
@@ -64,6 +66,63 @@ def test_two_records_are_compared_seed_by_seed(tmp_path):
   table = compare_records.format_comparison(comparison)
   assert "| replicate (step 100) - first (step 100) |" in table
   assert "| first (step 100) - random_init |" in table
+  assert table.index("Paired differences per task") < table.index(
+      "Paired differences of the mean over tasks")
+
+
+def test_a_label_given_twice_is_an_arm_of_two_pretraining_runs(tmp_path):
+  # ELECTRA pretrained twice: the second run is 0.02 above the first on
+  # every seed. Random init (no pretraining run) pairs with both.
+  seeds = range(5)
+  noise = [0.01, -0.02, 0.0, 0.015, -0.005]
+  random_init = {("A", seed): 0.5 + noise[seed] for seed in seeds}
+  first = {key: score + 0.03 for key, score in random_init.items()}
+  second = {key: score + 0.05 + 0.001 * key[1]
+            for key, score in random_init.items()}
+  first_path = _record(tmp_path / "first.json", {"electra": first,
+                                                  "random_init": random_init})
+  second_path = _record(tmp_path / "second.json", {"electra": second})
+  arms = [compare_records.read_arm(spec) for spec in (
+      f"electra,{first_path},electra,1.0", f"electra,{second_path},electra,1.0",
+      f"random,{first_path},random_init,0")]
+  comparison = compare_records.compare_arms(arms, ["A"])
+  (row,) = comparison["paired"]
+  assert (row["a"], row["b"], row["pretraining_runs"]) == (
+      "electra", "random", [2, 1])
+  assert row["per_seed_mean_difference"] == pytest.approx(
+      [0.04 + 0.0005 * seed for seed in seeds])
+  single = compare_records.compare_arms([arms[0], arms[2]], ["A"])["paired"][0]
+  assert row["t_95"][1] - row["t_95"][0] > 3 * (single["t_95"][1] -
+                                                single["t_95"][0])
+  (electra, _) = comparison["arms"]
+  assert electra["pretraining_runs"] == 2
+  # The median over seeds of the runs' mean: seed 2's.
+  assert electra["medians"]["A"] == pytest.approx(
+      0.5 + noise[2] + 0.04 + 0.0005 * 2)
+  table = compare_records.format_comparison(comparison)
+  assert "| electra | 100 | 2 | " in table
+  assert "| electra (step 100) - random | 1 | 3e+14 | 5 | 2, 1 |" in table
+  # A label names one variant at one budget.
+  other_step = dict(arms[1]._asdict(), step=50)
+  with pytest.raises(compare_records.RecordError,
+                     match="arm electra is given at other steps"):
+    compare_records.compare_arms(
+        [arms[0], compare_records.Arm(**other_step), arms[2]], ["A"])
+
+
+def test_the_table_shows_the_trivial_baselines_beside_the_arms():
+  comparison = {"tasks": ["A", "B"], "metrics": {"A": "accuracy",
+                                                 "B": "spearman"},
+                "arms": [{"label": "x", "step": 1, "pretraining_runs": 1,
+                          "medians": {"A": 0.5, "B": 0.25},
+                          "seeds": {"A": 5, "B": 5}}],
+                "paired": [],
+                "baselines": {"A": {"majority class": {"accuracy": 0.7,
+                                                       "score": 0.7}}}}
+  table = compare_records.format_comparison(comparison)
+  assert ("| arm | step | pretraining runs | A (accuracy) | B (spearman) | "
+          "mean of medians (mixes accuracy, spearman) |") in table
+  assert "| baseline: majority class | | | 70.0 | - | |" in table
 
 
 def test_records_of_another_recipe_or_without_the_arm_are_refused(tmp_path):

@@ -1,34 +1,13 @@
-"""Paired per-seed comparisons: sign test, bootstrap interval, pairing."""
+"""Paired per-seed comparisons: pairing, the seed as the unit, tables."""
 
 import random
+import statistics
 
 import pytest
 from scipy import stats
 
 from official_electra.experiments import paired_comparison
 from official_electra.experiments import study_report
-
-
-@pytest.mark.parametrize("wins, losses", [(0, 0), (5, 0), (0, 5), (7, 3),
-                                          (10, 10), (15, 4), (1, 19)])
-def test_sign_test_is_the_exact_two_sided_binomial_test(wins, losses):
-  expected = (1.0 if wins + losses == 0 else
-              stats.binomtest(wins, wins + losses, 0.5).pvalue)
-  assert paired_comparison.sign_test_p_value(wins, losses) == pytest.approx(
-      expected, rel=1e-12)
-
-
-def test_bootstrap_interval_brackets_the_mean_and_is_reproducible():
-  values = [0.01, 0.03, -0.02, 0.05, 0.04]
-  low, high = paired_comparison.bootstrap_interval(values)
-  assert min(values) <= low < sum(values) / 5 < high <= max(values)
-  assert paired_comparison.bootstrap_interval(values) == (low, high)
-  # More spread, a wider interval; one value, no spread at all.
-  wide = paired_comparison.bootstrap_interval([v * 10 for v in values])
-  assert wide[1] - wide[0] == pytest.approx(10 * (high - low), rel=1e-9)
-  assert paired_comparison.bootstrap_interval([0.2]) == (0.2, 0.2)
-  with pytest.raises(ValueError):
-    paired_comparison.bootstrap_interval([])
 
 
 def _run(variant, fraction, task, seed, score, step=None):
@@ -52,12 +31,77 @@ def test_pairing_by_seed_finds_a_gain_smaller_than_the_seed_spread():
   (row,) = paired_comparison.paired_comparisons(runs, ["SST-2", "CoLA"])
   assert (row["a"], row["b"]) == ("electra", "random_init")
   assert row["mean_difference"] == pytest.approx(0.01)
-  assert row["bootstrap_95"][0] == pytest.approx(0.01)
-  assert row["bootstrap_95"][1] == pytest.approx(0.01)
-  assert (row["wins"], row["losses"], row["ties"]) == (10, 0, 0)
-  assert row["sign_test_p"] == pytest.approx(2 / 2 ** 10)
-  assert row["tasks"]["CoLA"] == {"mean_difference": pytest.approx(0.01),
-                                  "wins": 5, "losses": 0}
+  assert row["bootstrap_95"] == pytest.approx([0.01, 0.01])
+  assert row["t_95"] == pytest.approx([0.01, 0.01], abs=1e-12)
+  # Five seeds won: the unit is the seed, not the ten (task, seed) pairs.
+  assert (row["wins"], row["losses"], row["ties"]) == (5, 0, 0)
+  assert row["sign_test_p"] == 0.0625
+  assert row["unit"] == "fine-tuning seed"
+  assert row["pretraining_runs"] == [1, 1]
+  assert row["bootstrap_distinct_resamples"] == 126
+  cola = row["tasks"]["CoLA"]
+  assert cola["mean_difference"] == pytest.approx(0.01)
+  assert (cola["wins"], cola["losses"], cola["ties"]) == (5, 0, 0)
+  assert cola["sign_test_p"] == 0.0625
+
+
+def test_every_test_is_over_seeds_per_task_and_over_the_task_mean():
+  # Seed s: A - B is 1/16 + s/256 on MRPC and (s - 1)/64 on CoLA (exact
+  # in binary, so seed 1's CoLA is a tie).
+  runs = []
+  for seed in range(5):
+    runs += [_run("random_init", 0.0, "MRPC", seed, 0.5),
+             _run("random_init", 0.0, "CoLA", seed, 0.125),
+             _run("electra", 1.0, "MRPC", seed, 0.5 + 1 / 16 + seed / 256),
+             _run("electra", 1.0, "CoLA", seed, 0.125 + (seed - 1) / 64)]
+  (row,) = paired_comparison.paired_comparisons(runs, ["MRPC", "CoLA"])
+  cola = [(seed - 1) / 64 for seed in range(5)]
+  mrpc = [1 / 16 + seed / 256 for seed in range(5)]
+  per_seed = [(m + c) / 2 for m, c in zip(mrpc, cola)]
+  assert row["per_seed_mean_difference"] == pytest.approx(per_seed)
+  for name, values in (("CoLA", cola), ("MRPC", mrpc)):
+    task = row["tasks"][name]
+    assert task["per_seed_mean_difference"] == pytest.approx(values)
+    expected = stats.t.interval(0.95, 4, loc=statistics.fmean(values),
+                                scale=stats.sem(values))
+    assert task["t_95"] == pytest.approx(list(expected))
+    assert task["t_degrees_of_freedom"] == 4
+  # CoLA: one loss, one tie, three wins over the seeds.
+  assert (row["tasks"]["CoLA"]["wins"], row["tasks"]["CoLA"]["losses"],
+          row["tasks"]["CoLA"]["ties"]) == (3, 1, 1)
+  assert row["tasks"]["CoLA"]["sign_test_p"] == pytest.approx(
+      stats.binomtest(3, 4).pvalue)
+  assert row["t_95"] == pytest.approx(list(stats.t.interval(
+      0.95, 4, loc=statistics.fmean(per_seed), scale=stats.sem(per_seed))))
+  # With one task left out, the mean is the other task's.
+  assert row["mean_difference_without"] == {
+      "MRPC": pytest.approx(statistics.fmean(cola)),
+      "CoLA": pytest.approx(statistics.fmean(mrpc))}
+
+
+def test_an_arm_of_two_pretraining_runs_widens_its_interval():
+  # Two runs of A, each 0.02 apart on every seed; B has one run.
+  seeds = range(5)
+  b = {("MRPC", seed): 0.6 + 0.01 * (seed % 2) for seed in seeds}
+  noise = [0.004, -0.002, 0.001, -0.003, 0.0]
+  first = {key: score + 0.03 + noise[key[1]] for key, score in b.items()}
+  second = {key: score + 0.05 + noise[key[1]] for key, score in b.items()}
+  one_run = paired_comparison.compare([first], [b], ["MRPC"])
+  pooled = paired_comparison.compare([first, second], [b], ["MRPC"])
+  assert pooled["pretraining_runs"] == [2, 1]
+  assert pooled["mean_difference"] == pytest.approx(0.04)
+  # Averaged per seed, the runs' shift is common to every seed: the spread
+  # over seeds (and the bootstrap) is the one run's; the t-interval is not.
+  assert pooled["per_seed_mean_difference"] == pytest.approx(
+      [0.04 + value for value in noise])
+  width = lambda interval: interval[1] - interval[0]
+  assert width(pooled["bootstrap_95"]) == pytest.approx(
+      width(one_run["bootstrap_95"]))
+  assert width(pooled["t_95"]) > 2 * width(one_run["t_95"])
+  assert pooled["t_degrees_of_freedom"] < 4
+  # Runs that agree add no width.
+  agreeing = paired_comparison.compare([first, dict(first)], [b], ["MRPC"])
+  assert agreeing["t_95"] == pytest.approx(one_run["t_95"])
 
 
 def test_objectives_are_compared_at_the_same_fraction_and_against_random():
@@ -81,6 +125,7 @@ def test_objectives_are_compared_at_the_same_fraction_and_against_random():
   assert (electra_vs_mlm["wins"], electra_vs_mlm["losses"],
           electra_vs_mlm["ties"]) == (1, 1, 1)
   assert electra_vs_mlm["sign_test_p"] == 1.0
+  assert electra_vs_mlm["bootstrap_distinct_resamples"] == 10
 
 
 def test_only_seeds_scored_on_every_task_by_both_are_paired():
@@ -108,9 +153,18 @@ def test_the_study_table_shows_the_paired_differences():
              "summary": study_report.summarize(runs, ["SST-2"]),
              "paired": paired_comparison.paired_comparisons(runs, ["SST-2"])}
   table = study_report.format_table(results)
-  assert "Paired differences" in table
-  assert ("| electra (step 100) - random_init | 1 | 1e+12 | 3 | +3.0 "
-          "[+2.0, +4.0] | 3/0/0 | 0.25 | +3.0 |") in table
+  per_task, overall = table.split("Paired differences of the mean over tasks")
+  assert "Paired differences per task" in per_task
+  # Seeds 0-2: +2, +3, +4; t(2 df) = 4.303, sem = 1/sqrt(3).
+  assert ("| electra (step 100) - random_init | SST-2 (accuracy) | 3 | +3.0 "
+          "| [+0.5, +5.5] (df 2.0) | [+2.0, +4.0] | 3/0/0 | 0.25 |"
+          ) in per_task
+  assert ("mean over tasks (accuracy), paired diff | 95% t-interval | 95% "
+          "bootstrap | wins/losses/ties (seeds) | sign test p |") in overall
+  assert ("| electra (step 100) - random_init | 1 | 1e+12 | 3 | 1, 1 | +3.0 "
+          "| [+0.5, +5.5] (df 2.0) | [+2.0, +4.0] | 3/0/0 | 0.25 |"
+          ) in overall
+  assert "10 distinct resamples" in overall
 
 
 def test_objectives_pair_by_the_budget_fraction_their_settings_name():

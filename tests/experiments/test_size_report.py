@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 
 from official_electra import files
-from official_electra.experiments import paired_comparison
 from official_electra.experiments import size_report
 from official_electra.modeling import encoder_config
 from tests.training import tiny_pretraining
@@ -42,11 +41,13 @@ def _study(folder, hidden_size, gap, variant_order, tasks=TASKS,
       num_layers=2, num_attention_heads=2, intermediate_size=4 * hidden_size,
       max_position_embeddings=32)
   files.makedirs(str(folder))
+  # The record's own paired rows are of older statistics, which the report
+  # must not read: it computes them again from the runs.
   files.write_json(str(folder / "results.json"), {
       "tasks": list(tasks), "num_seeds": 5,
       "finetuning": {"learning_rate": learning_rate},
       "encoder": dataclasses.asdict(encoder), "runs": runs,
-      "paired": paired_comparison.paired_comparisons(runs, list(tasks))})
+      "paired": [{"a": "electra", "b": "mlm", "mean_difference": 9.0}]})
   return folder
 
 
@@ -63,9 +64,14 @@ def test_the_gap_per_size_with_its_interval_whichever_order_the_study_used(
   for row, gap in zip(rows, (0.06, 0.01)):
     comparison = row["comparisons"]["electra-mlm"]
     assert comparison["mean_difference"] == pytest.approx(gap)
-    low, high = comparison["bootstrap_95"]
-    assert low - 1e-9 <= gap <= high + 1e-9
-    assert comparison["wins"] == 10 and comparison["losses"] == 0
+    for interval in ("bootstrap_95", "t_95"):
+      low, high = comparison[interval]
+      assert low - 1e-9 <= gap <= high + 1e-9
+    # Over the five seeds, not the ten (task, seed) pairs.
+    assert (comparison["wins"], comparison["losses"]) == (5, 0)
+    assert comparison["sign_test_p"] == 0.0625
+    assert comparison["tasks"]["MRPC"]["mean_difference"] == (
+        pytest.approx(gap))
     assert row["comparisons"]["mlm-random_init"]["mean_difference"] == (
         pytest.approx(0.02))
     assert row["comparisons"]["electra-random_init"]["mean_difference"] == (
@@ -83,17 +89,26 @@ def test_the_gap_per_size_with_its_interval_whichever_order_the_study_used(
     assert row["medians"]["electra"]["mean"] == pytest.approx(
         row["medians"]["mlm"]["mean"] + gap)
   table = size_report.format_table(rows)
-  assert "+6.0" in table and "+1.0" in table and "10/0/0" in table
+  assert (f"| 32 x 2 | {rows[0]['parameters']:,} | 1e+12 | +6.0 [+6.0, "
+          "+6.0], 5/0/0, p 0.0625 |") in table
+  assert "+1.0 [+1.0, +1.0], 5/0/0, p 0.0625" in table
   electra_small = rows[0]["medians"]["electra"]
   assert (f"| 32 x 2 | electra | {100 * electra_small['SST-2']:.1f} | "
           f"{100 * electra_small['MRPC']:.1f} | "
           f"{100 * electra_small['mean']:.1f} |") in table
-  # The flipped row is A - B throughout, per task too.
-  flipped = size_report.paired_row(
+  # The medians come before the paired tables, per task before the mean.
+  assert table.index("median over the seeds") < table.index(
+      "Paired differences per task") < table.index(
+          "Paired differences of the mean over tasks")
+  with_baselines = size_report.format_table(rows, {"MRPC": {
+      "majority class": {"accuracy": 0.684, "score": 0.684}}})
+  assert "| any | baseline: majority class | - | 68.4 | |" in with_baselines
+  # Whichever order the study took them in, the row is A - B, per task too.
+  row = size_report.paired_row(
       json.loads((large / "results.json").read_text()), "electra", "mlm",
       str(large))
-  assert (flipped["a"], flipped["b"]) == ("electra", "mlm")
-  for difference in flipped["tasks"].values():
+  assert (row["a"], row["b"]) == ("electra", "mlm")
+  for difference in row["tasks"].values():
     assert difference["mean_difference"] == pytest.approx(0.01)
     assert (difference["wins"], difference["losses"]) == (5, 0)
 
@@ -115,8 +130,7 @@ def test_a_study_without_the_pair_or_results_is_one_line(tmp_path):
   study = _study(tmp_path / "study", 32, 0.01, ("random_init", "electra",
                                                 "mlm"))
   with pytest.raises(size_report.SizeReportError,
-                     match="no paired comparison of electra and "
-                           "electra_spans"):
+                     match="no runs of both electra and electra_spans"):
     size_report.size_rows([str(study)], "electra", "electra_spans")
   with pytest.raises(size_report.SizeReportError, match="no such file"):
     size_report.size_rows([str(tmp_path / "missing")], "electra", "mlm")

@@ -1,9 +1,14 @@
 """The study's summary: medians and spread over seeds, task means, table."""
 
+import json
+import subprocess
+import sys
+
 import pytest
 
 from official_electra.experiments import paired_comparison
 from official_electra.experiments import study_report
+from tests.training import tiny_pretraining
 
 
 def _run(variant, step, task, seed, score, auc=None):
@@ -46,7 +51,8 @@ def test_the_table_shows_scores_times_100_with_their_spread():
   results = {"tasks": ["SST-2"], "runs": runs, "num_seeds": 3,
              "summary": study_report.summarize(runs, ["SST-2"])}
   table = study_report.format_table(results)
-  assert "| variant | step | train FLOPs | SST-2 (accuracy) | mean |" in table
+  assert ("| variant | step | train FLOPs | SST-2 (accuracy) | mean of the "
+          "task medians (accuracy) |") in table
   assert "| electra | 100 | 1e+11 | 80.0 [70.0, 90.0] | 80.0 | 0.750 |" in table
   assert "Median over 3 fine-tuning seeds [min, max]" in table
 
@@ -125,10 +131,13 @@ def test_the_figure_draws_the_paired_differences_beside_the_scores():
   series = study_report.paired_series(results["paired"])
   assert list(series) == ["electra - random init"]
   (small, large) = series["electra - random init"]
-  # (FLOPs, mean difference, bootstrap low, high), x 100, in FLOPs order.
+  # (FLOPs, mean difference, t-interval low, high), x 100, in FLOPs order.
   assert small[:2] == pytest.approx((50e9, 1.5))  # seeds 0-1: +1, +2
   assert large[:2] == pytest.approx((100e9, 4.0))  # seeds 0-2: +2, +4, +6
-  assert small[2] <= small[1] <= small[3] and large[2] < large[1] < large[3]
+  # t(2 df) = 4.303 times the standard error 2/sqrt(3); t(1 df) = 12.706
+  # times 0.5.
+  assert large[2:] == pytest.approx((4.0 - 4.9683, 4.0 + 4.9683), abs=1e-3)
+  assert small[2:] == pytest.approx((1.5 - 6.3531, 1.5 + 6.3531), abs=1e-3)
   figure = study_report.figure(results)
   scores, paired = figure.axes
   assert "median of 2-3 seeds" in scores.get_title()
@@ -136,7 +145,8 @@ def test_the_figure_draws_the_paired_differences_beside_the_scores():
   line, _, (vertical,) = bars.lines
   assert list(line.get_xdata()) == [50e9, 100e9]
   assert list(line.get_ydata()) == pytest.approx([1.5, 4.0])
-  # Each bar spans the bootstrap interval.
+  assert "t-intervals" in paired.get_title()
+  # Each bar spans the t-interval.
   spans = [segment[:, 1] for segment in vertical.get_segments()]
   assert [tuple(span) for span in spans] == [
       pytest.approx((point[2], point[3])) for point in (small, large)]
@@ -145,3 +155,60 @@ def test_the_figure_draws_the_paired_differences_beside_the_scores():
   assert png.startswith(b"\x89PNG") and int.from_bytes(png[16:20], "big") == 1280
   del results["paired"]
   assert len(study_report.figure(results).axes) == 1
+
+
+def _mixed_record():
+  runs = [_run(variant, step, task, seed, score + 0.01 * seed)
+          for seed in range(3)
+          for variant, step, gain in (("random_init", 0, 0.0),
+                                      ("electra", 100, 0.02))
+          for task, score in (("SST-2", 0.8 + gain), ("CoLA", 0.1 + gain))]
+  return {"tasks": ["SST-2", "CoLA"], "runs": runs, "num_seeds": 3,
+          "summary": [], "paired": [{"old": "statistics"}],
+          "finetuning": {}, "encoder": {}}
+
+
+def test_the_table_puts_tasks_and_baselines_before_means_and_names_the_mix():
+  record = _mixed_record()
+  results = study_report.redraw(record)
+  results["baselines"] = {"SST-2": {"majority class": {"accuracy": 0.509,
+                                                       "score": 0.509}},
+                          "CoLA": {"majority class": {
+                              "matthews_corrcoef": 0.0, "accuracy": 0.691,
+                              "score": 0.0}}}
+  table = study_report.format_table(results)
+  assert ("mean of the task medians (mixes accuracy, matthews_corrcoef)"
+          in table)
+  assert "| baseline: majority class |  |  | 50.9 | 0.0 |  |  |  |" in table
+  assert "| SST-2 | majority class | accuracy 50.9 |" in table
+  assert (table.index("Paired differences per task")
+          < table.index("Paired differences of the mean over tasks"))
+  assert ("mean over tasks (mixes accuracy, matthews_corrcoef), paired diff"
+          in table)
+
+
+def test_a_record_is_drawn_again_from_its_runs(tmp_path):
+  record = _mixed_record()
+  results = study_report.redraw(record, ["CoLA"], source="record.json")
+  (row,) = results["paired"]
+  assert row["mean_difference"] == pytest.approx(0.02)
+  assert (row["wins"], row["losses"]) == (3, 0)
+  assert results["tasks"] == ["CoLA"] and results["baselines"] == {}
+  assert {run["task"] for run in results["runs"]} == {"CoLA"}
+  assert results["redrawn_from"] == "record.json"
+  with pytest.raises(study_report.ReportError,
+                     match="record.json: no runs of MRPC"):
+    study_report.redraw(record, ["MRPC"], source="record.json")
+  path = tmp_path / "record.json"
+  path.write_text(json.dumps(record))
+  completed = subprocess.run(
+      [sys.executable, "-m", "official_electra.experiments.study_report",
+       f"--results={path}", f"--output_dir={tmp_path / 'report'}"],
+      capture_output=True, text=True, timeout=300,
+      cwd=tiny_pretraining.REPO_ROOT, check=False)
+  assert completed.returncode == 0, completed.stderr[-2000:]
+  written = json.loads((tmp_path / "report" / "results.json").read_text())
+  assert "runs" not in written and written["paired"][0]["seeds"] == [0, 1, 2]
+  assert (tmp_path / "report" / "results.md").read_text().strip() == (
+      completed.stdout.strip())
+  assert (tmp_path / "report" / "results.png").read_bytes()[:4] == b"\x89PNG"
