@@ -86,10 +86,13 @@ def study_settings(pretraining=gin.REQUIRED, budget_flops=gin.REQUIRED,
                    vocab_max_words=build_vocab.DEFAULT_MAX_WORDS,
                    lower_case=True, num_shards=8, linear_probe=True,
                    task_text_copies=0, selection_probe=False,
-                   finetune_generators=()):
+                   finetune_generators=(), random_init_own_recipe=True):
   """The gin root of the study (see `efficiency_study.StudySettings`).
 
   `variants` adds to (or replaces by name) `study_plan.DEFAULT_VARIANTS`.
+  `random_init_own_recipe`: random init fine-tuned without layer-wise decay
+  (`StudySettings`); the gin files of the records made before it bind
+  False.
   """
   all_variants = dict(study_plan.DEFAULT_VARIANTS)
   all_variants.update(variants or {})
@@ -102,7 +105,8 @@ def study_settings(pretraining=gin.REQUIRED, budget_flops=gin.REQUIRED,
       vocab_max_words=vocab_max_words, lower_case=lower_case,
       num_shards=num_shards, linear_probe=linear_probe,
       task_text_copies=task_text_copies, selection_probe=selection_probe,
-      finetune_generators=tuple(finetune_generators))
+      finetune_generators=tuple(finetune_generators),
+      random_init_own_recipe=random_init_own_recipe)
 
 
 GinConfigError = command_line.GinConfigError

@@ -35,7 +35,7 @@ and prints the tables.
 import itertools
 import os
 import statistics
-from typing import NamedTuple
+from typing import NamedTuple, Optional
 
 from absl import app
 from absl import flags
@@ -44,6 +44,7 @@ from official_electra import command_line
 from official_electra import errors
 from official_electra import files
 from official_electra.experiments import paired_comparison
+from official_electra.experiments import study_records
 from official_electra.experiments import trivial_baselines
 
 JSON_FILE = "comparison.json"
@@ -61,6 +62,7 @@ class Arm(NamedTuple):
   step: int
   fraction: float
   train_flops: float
+  finetuning: Optional[dict] = None  # this arm's recipe, if not the record's
 
 
 def _runs_by_label(arms):
@@ -93,8 +95,11 @@ def read_arm(spec):
         f"{', '.join(sorted({run['variant'] for run in record['runs']}))}")
   scores = {(run["task"], run["seed"]): run["score"] for run in runs
             if run["score"] is not None}
+  finetuning = (study_records.recorded_random_init_finetuning(record)
+                if variant == paired_comparison.RANDOM_INIT
+                else record["finetuning"])
   return Arm(label, record, scores, runs[0]["step"], fraction,
-             runs[0]["train_flops"])
+             runs[0]["train_flops"], finetuning)
 
 
 def compare_arms(arms, task_names, across_shapes=False):
@@ -149,6 +154,8 @@ def compare_arms(arms, task_names, across_shapes=False):
     summary.append({
         "label": label, "step": runs[0].step, "fraction": runs[0].fraction,
         "train_flops": runs[0].train_flops, "pretraining_runs": len(runs),
+        "layerwise_decay_rate": (runs[0].finetuning or runs[0].record[
+            "finetuning"]).get("layerwise_decay_rate"),
         "medians": {task: statistics.median(values) if values else None
                     for task, values in per_seed.items()},
         "seeds": {task: len(values) for task, values in per_seed.items()}})
@@ -176,8 +183,8 @@ def format_comparison(comparison):
       "mean over tasks", "mean of medians")
   lines = ["| arm | step | pretraining runs | " + " | ".join(
       task + (f" ({metric_names[task]})" if task in metric_names else "")
-      for task in tasks) + f" | {mean_title} |",
-           "|" + "---|" * (len(tasks) + 4)]
+      for task in tasks) + f" | {mean_title} | fine-tuning's layer-wise "
+           "decay |", "|" + "---|" * (len(tasks) + 5)]
   for arm in comparison["arms"]:
     medians = [arm["medians"][task] for task in tasks]
     known = [median for median in medians if median is not None]
@@ -188,12 +195,12 @@ def format_comparison(comparison):
             f"{100 * median:.1f} ({arm['seeds'][task]} seeds)"
             for task, median in zip(tasks, medians)) + " | " +
         (f"{100 * statistics.fmean(known):.1f}" if len(known) == len(tasks)
-         else "") + " |")
+         else "") + f" | {arm.get('layerwise_decay_rate', '-')} |")
   baselines = comparison.get("baselines") or {}
   for name, scores in trivial_baselines.score_rows(baselines, tasks):
     lines.append(f"| baseline: {name} | | | " + " | ".join(
         "-" if scores[task] is None else f"{100 * scores[task]:.1f}"
-        for task in tasks) + " | |")
+        for task in tasks) + " | | |")
   lines += ["", "Median over the seeds of each arm's score (with two or "
             "more pretraining runs, the mean over its runs on each seed)." +
             (" Baselines: no encoder, the same dev sets (- where one does "

@@ -33,6 +33,7 @@ from official_electra import command_line
 from official_electra import errors
 from official_electra import files
 from official_electra.experiments import paired_comparison
+from official_electra.experiments import study_records
 from official_electra.experiments import study_report
 from official_electra.experiments import training_curves
 from official_electra.experiments import trivial_baselines
@@ -127,12 +128,17 @@ def _read_study(study, tasks, reference):
   if reference is not None:
     for key, fix in (("tasks", "pass --tasks that every study has"),
                      ("finetuning", "compare studies of one recipe"),
+                     ("random_init_finetuning", "compare studies of one "
+                      "recipe"),
                      ("num_seeds", "compare studies of one recipe")):
-      if results.get(key) != reference["results"].get(key):
+      value, reference_value = (
+          study_records.recorded_random_init_finetuning(record)
+          if key == "random_init_finetuning" else record.get(key)
+          for record in (results, reference["results"]))
+      if value != reference_value:
         raise SizeReportError(
-            f"{path}: its {key} is {results.get(key)!r}, "
-            f"{reference['path']}'s is {reference['results'].get(key)!r}; "
-            f"{fix}")
+            f"{path}: its {key} is {value!r}, {reference['path']}'s is "
+            f"{reference_value!r}; {fix}")
   return path, results
 
 

@@ -57,8 +57,9 @@ def finetune_encoders(encoders, inits, task_names, glue_dir, tokenizer,
     inits: `{encoder id: (its EncoderConfig, its pretraining metrics)}`.
     task_names: GLUE tasks, in the order each seed pass takes them.
     glue_dir, tokenizer: the tasks' files and the study's tokenizer.
-    settings: the `StudySettings` (fine-tuning hyperparameters, seeds, the
-      checkpoint fractions the rows name).
+    settings: the `StudySettings` (each encoder's fine-tuning
+      hyperparameters, `finetuning_of`; seeds; the checkpoint fractions the
+      rows name).
     finetune_dir: the study's `finetune/` folder.
     progress: the study's `study_progress.Progress`.
     log: called with one line.
@@ -111,7 +112,8 @@ def finetune_encoders(encoders, inits, task_names, glue_dir, tokenizer,
                              seeds)
         summary = trainer.finetune_task(
             families[task_name], tokenizer, encoder_config,
-            study_encoder.kept_dir, settings.finetuning, seeds,
+            study_encoder.kept_dir,
+            settings.finetuning_of(study_encoder.variant), seeds,
             os.path.join(finetune_dir, study_encoder.id), with_test=False,
             init_tower=study_encoder.tower, encode=encode[task_name])
         if not new_runs:

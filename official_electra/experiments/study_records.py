@@ -12,6 +12,9 @@ make it on, so a run of another encoder never passes for this one's:
 
 - the same encoder shape and fine-tuning hyperparameters (the whole
   record's): otherwise no run applies, and the study stops in one line;
+- for random init, the same recipe of its own (`random_init_finetuning` in
+  the record; a record without it fine-tuned random init by the study's
+  recipe): otherwise its runs are left, with a line, and fine-tuned again;
 - for a pretrained encoder, the same variant settings and steps, and the
   same pretraining metrics at that checkpoint, to the
   last bit (the metrics are the mean of its last log records: a checkpoint
@@ -73,8 +76,16 @@ def _check_same(record_file, what, recorded, current, fix):
         f"{fix}")
 
 
+def recorded_random_init_finetuning(record):
+  """The hyperparameters a record fine-tuned random init with: its
+  `random_init_finetuning`, or (a record from before random init had a
+  recipe of its own) the study's `finetuning`."""
+  return record.get("random_init_finetuning", record["finetuning"])
+
+
 def restore_runs(record_file, finetune_dir, encoders, pretraining_metrics,
-                 encoder_config, finetuning, task_names, num_seeds, log):
+                 encoder_config, finetuning, task_names, num_seeds, log,
+                 random_init_finetuning=None):
   """Writes the runs `record_file` holds into `finetune_dir`.
 
   Args:
@@ -88,6 +99,8 @@ def restore_runs(record_file, finetune_dir, encoders, pretraining_metrics,
     finetuning: the study's fine-tuning hyperparameters as a dict.
     task_names, num_seeds: the runs the study makes; others are left.
     log: called with one line.
+    random_init_finetuning: random init's fine-tuning hyperparameters as a
+      dict (default `finetuning`).
 
   Returns:
     `{task: seeds written}` (seeds already in `finetune_dir` with the same
@@ -104,6 +117,7 @@ def restore_runs(record_file, finetune_dir, encoders, pretraining_metrics,
     recorded_plans = {plan["name"]: plan for plan in record["variants"]}
     recorded_encoder, recorded_finetuning = (record["encoder"],
                                              record["finetuning"])
+    recorded_random_init = recorded_random_init_finetuning(record)
   except (OSError, ValueError, KeyError, TypeError) as error:
     raise study_plan.StudyConfigError(
         f"{record_file}: not a study's results.json ({error}); pass the "
@@ -123,8 +137,13 @@ def restore_runs(record_file, finetune_dir, encoders, pretraining_metrics,
       left += 1
       continue
     if encoder.id not in differing:
-      differing[encoder.id] = _encoder_difference(
-          encoder, pretraining_metrics.get(encoder.id), run, recorded_plans)
+      differing[encoder.id] = (
+          _difference_in_words(
+              "random init's fine-tuning", recorded_random_init,
+              random_init_finetuning or finetuning)
+          if encoder.plan is None else _encoder_difference(
+              encoder, pretraining_metrics.get(encoder.id), run,
+              recorded_plans))
     if differing[encoder.id]:
       continue
     path = os.path.join(finetune_dir, encoder.id, run["task"],
@@ -142,18 +161,18 @@ def restore_runs(record_file, finetune_dir, encoders, pretraining_metrics,
                           "were left)" if left else ""))
   for encoder_id, difference in differing.items():
     if difference:
+      other = ("recipe" if encoder_id == study_report.RANDOM_INIT
+               else "encoder")
       log(f"[study] not restored: the runs of {encoder_id} in {record_file} "
-          f"fine-tuned another encoder ({difference}); they are fine-tuned "
+          f"fine-tuned another {other} ({difference}); they are fine-tuned "
           "again here")
   return written
 
 
 def _encoder_difference(encoder, metrics, run, recorded_plans):
-  """None when the recorded run fine-tuned this study's `encoder` (same
-  plan, and `metrics`, its checkpoint's pretraining metrics, the same);
-  otherwise the first difference, in words."""
-  if encoder.plan is None:
-    return None
+  """None when the recorded run fine-tuned this study's pretrained `encoder`
+  (same plan, and `metrics`, its checkpoint's pretraining metrics, the
+  same); otherwise the first difference, in words."""
   plan = encoder.plan
   recorded_plan = recorded_plans.get(plan.name)
   if recorded_plan is None:

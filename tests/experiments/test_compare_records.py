@@ -110,10 +110,31 @@ def test_a_label_given_twice_is_an_arm_of_two_pretraining_runs(tmp_path):
         [arms[0], compare_records.Arm(**other_step), arms[2]], ["A"])
 
 
+def test_each_arm_says_the_layerwise_decay_it_was_fine_tuned_with(tmp_path):
+  # A study with random init's own recipe records it; an older record's
+  # random init took the study's recipe.
+  scores = _scores([(("A", 0), 0.6), (("A", 1), 0.5)])
+  finetuning = dict(_FINETUNING, layerwise_decay_rate=0.8)
+  newer = tmp_path / "newer.json"
+  _record(newer, {"electra": scores, "random_init": scores}, finetuning)
+  record = json.loads(newer.read_text())
+  record["random_init_finetuning"] = dict(finetuning, layerwise_decay_rate=1.0)
+  newer.write_text(json.dumps(record))
+  older = _record(tmp_path / "older.json", {"random_init": scores},
+                  finetuning)
+  arms = [compare_records.read_arm(spec) for spec in (
+      f"electra,{newer},electra,1.0", f"random,{newer},random_init,0",
+      f"random_before,{older},random_init,0")]
+  comparison = compare_records.compare_arms(arms, ["A"])
+  assert [arm["layerwise_decay_rate"] for arm in comparison["arms"]] == [
+      0.8, 1.0, 0.8]
+
+
 def test_the_table_shows_the_trivial_baselines_beside_the_arms():
   comparison = {"tasks": ["A", "B"], "metrics": {"A": "accuracy",
                                                  "B": "spearman"},
                 "arms": [{"label": "x", "step": 1, "pretraining_runs": 1,
+                          "layerwise_decay_rate": 1.0,
                           "medians": {"A": 0.5, "B": 0.25},
                           "seeds": {"A": 5, "B": 5}}],
                 "paired": [],
@@ -121,8 +142,10 @@ def test_the_table_shows_the_trivial_baselines_beside_the_arms():
                                                        "score": 0.7}}}}
   table = compare_records.format_comparison(comparison)
   assert ("| arm | step | pretraining runs | A (accuracy) | B (spearman) | "
-          "mean of medians (mixes accuracy, spearman) |") in table
-  assert "| baseline: majority class | | | 70.0 | - | |" in table
+          "mean of medians (mixes accuracy, spearman) | fine-tuning's "
+          "layer-wise decay |") in table
+  assert "| x | 1 | 1 | 50.0 (5 seeds) | 25.0 (5 seeds) | 37.5 | 1.0 |" in table
+  assert "| baseline: majority class | | | 70.0 | - | | |" in table
 
 
 def test_records_of_another_recipe_or_without_the_arm_are_refused(tmp_path):

@@ -17,7 +17,7 @@ TASKS = ("SST-2", "MRPC")
 
 
 def _study(folder, hidden_size, gap, variant_order, tasks=TASKS,
-           task_gaps=None, learning_rate=1e-3):
+           task_gaps=None, learning_rate=1e-3, random_init_decay=None):
   """A finished study's results.json whose ELECTRA beats MLM by `gap` on
   every seed and task (`task_gaps[task]` instead, when given; plus noise
   shared by the pair), MLM random init by 0.02."""
@@ -47,7 +47,10 @@ def _study(folder, hidden_size, gap, variant_order, tasks=TASKS,
       "tasks": list(tasks), "num_seeds": 5,
       "finetuning": {"learning_rate": learning_rate},
       "encoder": dataclasses.asdict(encoder), "runs": runs,
-      "paired": [{"a": "electra", "b": "mlm", "mean_difference": 9.0}]})
+      "paired": [{"a": "electra", "b": "mlm", "mean_difference": 9.0}],
+      **({} if random_init_decay is None else {"random_init_finetuning": {
+          "learning_rate": learning_rate,
+          "layerwise_decay_rate": random_init_decay}})})
   return folder
 
 
@@ -175,3 +178,17 @@ def test_studies_of_another_recipe_are_refused(tmp_path):
                            r"'s is \{'learning_rate': 0.001\}; compare "
                            "studies of one recipe"):
     size_report.size_rows([str(first), str(other)], "electra", "mlm")
+
+
+def test_studies_whose_random_init_had_another_recipe_are_refused(tmp_path):
+  first = _study(tmp_path / "first", 32, 0.01,
+                 ("random_init", "electra", "mlm"))
+  own = _study(tmp_path / "own", 64, 0.01, ("random_init", "electra", "mlm"),
+               random_init_decay=1.0)
+  with pytest.raises(size_report.SizeReportError,
+                     match=r"own/results.json: its random_init_finetuning is "
+                           r"\{'layerwise_decay_rate': 1.0, 'learning_rate': "
+                           r"0.001\}, .*first/results.json's is "
+                           r"\{'learning_rate': 0.001\}; compare studies of "
+                           "one recipe"):
+    size_report.size_rows([str(first), str(own)], "electra", "mlm")
