@@ -6,7 +6,8 @@
       --tasks=CoLA,SST-2,MRPC --output_dir=runs/study [--variants=electra,mlm]
 
 Builds the vocabulary and records from `--corpus` (or reuses them), pretrains
-the same discriminator once per variant to the same training FLOPs, keeping a
+the same discriminator once per variant to the same training FLOPs (the
+paper's count unless `efficiency_study.flops_count` says `matmul`), keeping a
 checkpoint at each fraction of the budget, fine-tunes each kept checkpoint and
 a random initialisation on every task with several seeds, and writes
 `results.json`, `results.md` and `results.png` in `--output_dir`. With
@@ -38,6 +39,7 @@ from official_electra.experiments import efficiency_study
 from official_electra.experiments import study_plan
 from official_electra.finetuning import trainer
 from official_electra.modeling import encoder_config
+from official_electra.training import flops
 from official_electra.training import strategies
 from tfrecords_tools import build_vocab
 
@@ -86,10 +88,14 @@ def study_settings(pretraining=gin.REQUIRED, budget_flops=gin.REQUIRED,
                    vocab_max_words=build_vocab.DEFAULT_MAX_WORDS,
                    lower_case=True, num_shards=8, linear_probe=True,
                    task_text_copies=0, selection_probe=False,
-                   finetune_generators=(), random_init_own_recipe=True):
+                   finetune_generators=(), flops_count=flops.PAPER,
+                   random_init_own_recipe=True):
   """The gin root of the study (see `efficiency_study.StudySettings`).
 
   `variants` adds to (or replaces by name) `study_plan.DEFAULT_VARIANTS`.
+  `flops_count` is how `budget_flops` is counted: `paper` (the paper's
+  compute axis, `training/flops.py`) or `matmul` (what the study records
+  committed before it were planned with; their gin files bind it).
   `random_init_own_recipe`: random init fine-tuned without layer-wise decay
   (`StudySettings`); the gin files of the records made before it bind
   False.
@@ -105,7 +111,7 @@ def study_settings(pretraining=gin.REQUIRED, budget_flops=gin.REQUIRED,
       vocab_max_words=vocab_max_words, lower_case=lower_case,
       num_shards=num_shards, linear_probe=linear_probe,
       task_text_copies=task_text_copies, selection_probe=selection_probe,
-      finetune_generators=tuple(finetune_generators),
+      finetune_generators=tuple(finetune_generators), flops_count=flops_count,
       random_init_own_recipe=random_init_own_recipe)
 
 

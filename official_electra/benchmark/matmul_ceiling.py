@@ -7,7 +7,8 @@ peak even with nothing else in the step. This module times every matmul shape
 of one training step (forward, and both backward products), in the step's
 compute dtype and with the step's TensorFlow kernels, and returns their total
 FLOPs over their total time: the rate a step made of nothing but its matmuls
-would reach. It counts the matmuls `official_electra.training.flops` counts.
+would reach. It counts the matmuls of `official_electra.training.flops`'s
+matmul count.
 """
 
 import collections

@@ -30,12 +30,14 @@ TensorFlow ones, the same optimizer (the original AdamW):
   huggingface   transformers' ElectraForMaskedLM + ElectraForPreTraining
                 (PyTorch, shared embeddings, sampling at masked positions,
                 torch.optim.AdamW), when torch and transformers are installed.
-MFU is achieved training FLOP/s (analytic, as the paper counts them)
-over the peak of a large matmul measured in the same run and precision.
-Training FLOPs are counted by `official_electra.training.flops`. The step's
-own matmuls, each timed alone (`matmul_ceiling`), run below that peak; their
-rate is reported too, and each implementation's achieved rate as a fraction
-of it ("of matmuls"): 100% would be a step with no cost besides its matmuls.
+MFU is achieved training FLOP/s (analytic, matmuls only) over the peak of a
+large matmul measured in the same run and precision. Training FLOPs are the
+matmul count of `official_electra.training.flops` (not the paper's count,
+which adds the dense embedding lookups and the elementwise ops that no matmul
+rate measures). The step's own matmuls, each timed alone (`matmul_ceiling`),
+run below that peak; their rate is reported too, and each implementation's
+achieved rate as a fraction of it ("of matmuls"): 100% would be a step with
+no cost besides its matmuls.
 The ten shapes with the largest share of that matmul time are listed under the
 table (all of them in the JSON's `step_matmuls`), to show where it goes.
 """
@@ -182,7 +184,8 @@ def run(settings, implementations, reference="model_garden"):
   discriminator_config, generator_config = pretrain_steps.configs(settings["model"])
   flops_per_example = flops.pretraining_flops(
       discriminator_config, generator_config, "electra", settings["seq_len"],
-      pretrain_steps.masked_slots(settings["seq_len"])).train_per_example
+      pretrain_steps.masked_slots(settings["seq_len"]),
+      count=flops.MATMUL).train_per_example
   specs = {spec: parse_implementation(spec, settings["mixed_precision"])
            for spec in implementations}
   context = multiprocessing.get_context("spawn")

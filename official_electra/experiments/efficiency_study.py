@@ -66,6 +66,7 @@ from official_electra.modeling import objectives
 from official_electra.modeling import pretrained
 from official_electra.tokenization import vocabulary
 from official_electra.tokenization import wordpiece_tokenizer
+from official_electra.training import flops
 from tfrecords_tools import build_vocab
 
 TASK_TEXT_FILE = "task_text.txt"
@@ -98,7 +99,7 @@ class StudySettings:
     pretraining: `run_pretraining` settings shared by every variant
       (`train_batch_size`, `max_seq_length`, `learning_rate`, ...).
     variants: `{name: settings}` the study may run (`study_plan`).
-    budget_flops: training FLOPs of each pretraining run.
+    budget_flops: training FLOPs of each pretraining run, on `flops_count`.
     checkpoint_fractions: fractions of the budget kept for fine-tuning.
     warmup_proportion: fraction of each run's steps of warm-up.
     finetuning: the `FinetuneHyperparameters` of every fine-tuning run.
@@ -130,6 +131,9 @@ class StudySettings:
       size, `finetuning.learning_rate`, never tuned per encoder). False:
       random init takes the pretrained encoders' recipe, as in every study
       recorded before this setting (their gin files bind False).
+    flops_count: how the budget's FLOPs are counted (`flops.COUNTS`):
+      `paper`, the paper's compute axis (Clark et al., 2020, Appendix D), or
+      `matmul`, on which the records committed before it were planned.
   """
   encoder: object
   pretraining: dict
@@ -149,6 +153,7 @@ class StudySettings:
   task_text_copies: int = 0
   selection_probe: bool = False
   finetune_generators: Sequence[str] = ()
+  flops_count: str = flops.PAPER
   random_init_own_recipe: bool = True
 
   def finetuning_of(self, variant):
@@ -233,7 +238,7 @@ def run_study(output_dir: str, corpus: str, glue_dir: str,
     plans = study_plan.plan_pretraining(
         variant_names, settings.variants, settings.pretraining, encoder,
         settings.budget_flops, settings.checkpoint_fractions,
-        settings.warmup_proportion)
+        settings.warmup_proportion, settings.flops_count)
     _check_generator_variants(plans, settings.finetune_generators)
     return encoder, plans
 
@@ -260,7 +265,7 @@ def run_study(output_dir: str, corpus: str, glue_dir: str,
   pretrain_root = os.path.join(pretrained_from or output_dir, "pretrain")
   for plan in plans:
     log(f"[study] {plan.name}: {plan.num_train_steps} steps of "
-        f"{plan.train_flops_per_step:.3g} FLOPs in "
+        f"{plan.train_flops_per_step:.3g} FLOPs ({plan.flops_count} count) in "
         f"{plan.settings.get('mixed_precision', 'float32')}, checkpoints at "
         f"steps {', '.join(map(str, plan.checkpoint_steps))}")
   finetune_dir = os.path.join(output_dir, "finetune")
@@ -349,6 +354,8 @@ def _results(runs, plans, encoder, settings, task_names, wall_seconds,
                     "checkpoint_steps": list(plan.checkpoint_steps)}
                    for plan in plans],
       "budget_flops": settings.budget_flops,
+      # Records written before the field existed were on the matmul count.
+      "flops_count": settings.flops_count,
       "encoder": dataclasses.asdict(encoder),
       "finetuning": dataclasses.asdict(settings.finetuning),
       "random_init_finetuning": dataclasses.asdict(

@@ -5,6 +5,12 @@ Section 3.4, Figures 1 and 4): the study pretrains every listed variant to the
 same total training FLOPs, counted by `training.flops` for that variant (ELECTRA
 pays for its generator, so MLM gets more steps of the same discriminator), and
 keeps checkpoints at the same fractions of that budget.
+
+The FLOPs are the paper's count by default (`flops_count="paper"`: Clark et
+al., 2020, Appendix D, the authors' flops_computation.py), on which an
+ELECTRA step of the study's small encoder costs about 1.55 MLM steps; the
+study records committed before it were planned on the matmul count
+(`flops_count="matmul"`, about 1.08), which their gin files bind.
 """
 
 import dataclasses
@@ -57,35 +63,37 @@ class PretrainingPlan:
     num_train_steps: steps of the whole budget (the LR decays to 0 there).
     checkpoint_steps: the steps kept for fine-tuning, one per fraction.
     flops_schedule: the run's `flops.TrainFlopsSchedule` (Two-Stage's step
-      cost changes at its switch).
+      cost changes at its switch), on the study's count.
   """
   name: str
   settings: dict
   train_flops_per_step: int
   num_train_steps: int
   checkpoint_steps: tuple
-  flops_schedule: flops.TrainFlopsSchedule = None
+  flops_schedule: flops.TrainFlopsSchedule
+
+  @property
+  def flops_count(self):
+    """The count (`flops.COUNTS`) of the plan's FLOPs."""
+    return self.flops_schedule.count
 
   def train_flops_at(self, step):
     """Training FLOPs of the run's steps `[0, step)`."""
-    return self._schedule().at(step)
+    return self.flops_schedule.at(step)
 
   def train_flops_between(self, start, end):
-    return self._schedule().between(start, end)
-
-  def _schedule(self):
-    return self.flops_schedule or flops.TrainFlopsSchedule(
-        self.train_flops_per_step)
+    return self.flops_schedule.between(start, end)
 
 
-def step_train_flops(encoder, settings):
+def step_train_flops(encoder, settings, flops_count=flops.PAPER):
   """Training FLOPs of one step of `run_pretraining(**settings)` (of its
-  first stage, for Two-Stage)."""
-  return train_flops_schedule(encoder, settings).first_per_step
+  first stage, for Two-Stage) on `flops_count`."""
+  return train_flops_schedule(encoder, settings, flops_count).first_per_step
 
 
-def train_flops_schedule(encoder, settings):
-  """The `flops.TrainFlopsSchedule` of `run_pretraining(**settings)`."""
+def train_flops_schedule(encoder, settings, flops_count=flops.PAPER):
+  """The `flops.TrainFlopsSchedule` of `run_pretraining(**settings)` on
+  `flops_count` (one of `flops.COUNTS`)."""
   architecture = architecture_lib.PretrainingArchitecture(
       encoder=encoder,
       generator_hidden_fraction=settings.get("generator_hidden_fraction", 0.25),
@@ -99,14 +107,15 @@ def train_flops_schedule(encoder, settings):
       encoder, architecture.generator_config(), architecture.objective,
       architecture.max_seq_length, architecture.max_predictions_per_seq,
       settings["train_batch_size"],
-      settings.get("two_stage_generator_steps"))
+      settings.get("two_stage_generator_steps"), count=flops_count)
 
 
 def plan_pretraining(variant_names: Sequence[str],
                      variants: Mapping[str, Mapping], shared_settings: Mapping,
                      encoder, budget_flops: float,
                      checkpoint_fractions: Sequence[float],
-                     warmup_proportion: float):
+                     warmup_proportion: float,
+                     flops_count: str = flops.PAPER):
   """The runs of the study, each to `budget_flops` training FLOPs.
 
   Args:
@@ -118,14 +127,20 @@ def plan_pretraining(variant_names: Sequence[str],
     budget_flops: total training FLOPs of each run.
     checkpoint_fractions: increasing fractions of the budget in (0, 1].
     warmup_proportion: fraction of each run's steps of linear warm-up.
+    flops_count: how the FLOPs are counted, one of `flops.COUNTS`: `paper`
+      (the paper's compute axis) or `matmul` (the committed records').
 
   Returns:
     A list of `PretrainingPlan`.
 
   Raises:
-    StudyConfigError: an unknown variant, bad fractions, or a budget too small
-      for the kept checkpoints' FLOPs to match within 1%.
+    StudyConfigError: an unknown variant or count, bad fractions, or a budget
+      too small for the kept checkpoints' FLOPs to match within 1%.
   """
+  if flops_count not in flops.COUNTS:
+    raise StudyConfigError(
+        f"efficiency_study.flops_count = {flops_count!r} is not a FLOPs "
+        f"count: use one of {', '.join(map(repr, flops.COUNTS))}")
   unknown = [name for name in variant_names if name not in variants]
   if unknown:
     raise StudyConfigError(
@@ -144,13 +159,13 @@ def plan_pretraining(variant_names: Sequence[str],
     settings.update(variants[name])
     if objectives.get(settings.get("objective")).two_stage:
       num_train_steps = _plan_two_stage(encoder, settings, budget_flops,
-                                        warmup_proportion)
+                                        warmup_proportion, flops_count)
     else:
       num_train_steps = max(1, round(
-          budget_flops / step_train_flops(encoder, settings)))
+          budget_flops / step_train_flops(encoder, settings, flops_count)))
       settings["num_warmup_steps"] = round(warmup_proportion *
                                            num_train_steps)
-    schedule = train_flops_schedule(encoder, settings)
+    schedule = train_flops_schedule(encoder, settings, flops_count)
     # The last fraction is 1.0: the run's end.
     checkpoint_steps = tuple(
         max(1, round(schedule.steps_for(fraction * budget_flops)))
@@ -174,7 +189,8 @@ def plan_pretraining(variant_names: Sequence[str],
   return plans
 
 
-def _plan_two_stage(encoder, settings, budget_flops, warmup_proportion):
+def _plan_two_stage(encoder, settings, budget_flops, warmup_proportion,
+                    flops_count):
   """Two-Stage's steps (set in `settings`), returning the total.
 
   The paper trains each stage for n steps (Section 3.3): by default n steps of
@@ -183,7 +199,7 @@ def _plan_two_stage(encoder, settings, budget_flops, warmup_proportion):
   for `warmup_proportion` of stage 1's steps.
   """
   stage_one = dict(settings, two_stage_generator_steps=1)
-  schedule = train_flops_schedule(encoder, stage_one)
+  schedule = train_flops_schedule(encoder, stage_one, flops_count)
   first, later = schedule.first_per_step, schedule.later_per_step
   stage_steps = settings.get("two_stage_generator_steps")
   if stage_steps is None:

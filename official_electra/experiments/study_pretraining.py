@@ -89,7 +89,7 @@ def _pretraining_metrics_at(model_dir, step):
              if record["step"] <= step][-_METRIC_RECORDS:]
   names = [name for name in records[-1] if name not in (
       "step", "learning_rate", "examples_per_second", "tokens_per_second",
-      "train_flops")]
+      "train_flops", "flops_count")]
   return {name: statistics.fmean(record[name] for record in records
                                  if name in record) for name in names}
 
@@ -150,7 +150,8 @@ def pretrain(plan, model_dir, data_dir, vocab_file, encoder, strategy,
             model_dir=model_dir, train_data=data_dir, vocab_file=vocab_file,
             encoder=encoder, strategy=strategy,
             num_train_steps=plan.num_train_steps, stop_after_steps=step,
-            progress_bar=False, **plan.settings)
+            progress_bar=False, flops_count=plan.flops_count,
+            **plan.settings)
       keep_checkpoint(model_dir, step,
                       _pretraining_metrics_at(model_dir, step))
       progress.pretrained(plan.train_flops_between(first_step, step),

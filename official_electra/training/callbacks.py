@@ -29,16 +29,18 @@ class TrainingLogger(tf_keras.callbacks.Callback):
   the steps since the previous one (not a running mean since the start).
   Writes, per execution: TensorBoard scalars (`model_dir/train`), one JSON line
   in `model_dir/train_metrics.jsonl` with the step, every metric, the learning
-  rate, examples/s, tokens/s (padding included) and the cumulative training
-  FLOPs (analytic, `training.flops`); and a line to stdout every
-  `print_every_steps` steps.
+  rate, examples/s, tokens/s (padding included), the cumulative training
+  FLOPs (analytic, `training.flops`: `train_flops`) and the count they are on
+  (`flops_count`, `paper` or `matmul`; logs written before the field were on
+  the matmul count); and a line to stdout every `print_every_steps` steps.
+  TensorBoard gets the numbers only.
 
   Args:
     model_dir: where logs go (None: stdout only, for non-chief workers).
     global_batch_size: examples per step.
     seq_length: tokens per example.
     train_flops: the run's `flops.TrainFlopsSchedule` (cumulative training
-      FLOPs of the global batch at each step).
+      FLOPs of the global batch at each step, on its `count`).
     print_every_steps: stdout cadence.
   """
 
@@ -84,16 +86,18 @@ class TrainingLogger(tf_keras.callbacks.Callback):
     record["examples_per_second"] = examples / elapsed
     record["tokens_per_second"] = examples * self._seq_length / elapsed
     record["train_flops"] = float(self._train_flops.at(step))
+    record["flops_count"] = self._train_flops.count
     if self._writer is not None:
       with self._writer.as_default(step=step):
         for name, value in record.items():
-          if name != "step":
+          if name not in ("step", "flops_count"):
             tf.summary.scalar(name, value)
       self._log_file.write(json.dumps(record) + "\n")
       self._log_file.flush()
     if step - self._last_printed_step >= self._print_every_steps:
       self._last_printed_step = step
       print(f"step {step}: loss={record.get('loss', math.nan):.4f} " + " ".join(
+          f"{name}={value}" if isinstance(value, str) else
           f"{name}={value:.4g}" for name, value in record.items()
           if name not in ("step", "loss")), flush=True)
 

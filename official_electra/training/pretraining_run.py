@@ -57,7 +57,7 @@ def run_pretraining(
     mixed_precision="float32", jit_compile=False, progress_bar=True,
     write_config=None, verify_data_checksums=False,
     two_stage_generator_steps=None, adversarial_mle_steps=0,
-    gradient_accumulation_steps=1):
+    gradient_accumulation_steps=1, flops_count=flops.PAPER):
   """Pretrains, resuming from the latest checkpoint in `model_dir`.
 
   Args:
@@ -129,6 +129,10 @@ def run_pretraining(
       (losses normalised by the whole batch's weights, masks drawn for the
       whole batch) and clipped once. Memory is one micro-batch's; the
       learning rate, FLOPs, logs and checkpoints count optimizer steps.
+    flops_count: how the logged `train_flops` are counted (`flops.COUNTS`):
+      `paper` (the paper's compute axis, Clark et al., 2020, Appendix D) or
+      `matmul` (matrix multiplications only, as the benchmarks count them).
+      Each log record names it (`flops_count`).
 
   Returns:
     dict: `step` (the final step), `checkpoint` (latest prefix).
@@ -214,7 +218,7 @@ def run_pretraining(
   step_flops = flops.train_flops_schedule(
       encoder, architecture.generator_config(), objective, max_seq_length,
       architecture.max_predictions_per_seq, train_batch_size,
-      two_stage_generator_steps)
+      two_stage_generator_steps, count=flops_count)
   sigterm = preemption.SigtermFlag()
   checkpoint_callback = preemption.CheckpointCallback(
       preemption.StepCheckpoints(manager, train_optimizer.iterations,

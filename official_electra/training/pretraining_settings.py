@@ -11,6 +11,7 @@ from official_electra.modeling.layers import dynamic_masking
 from official_electra.modeling.layers import span_masking
 from official_electra.optimization import optimizer_factory
 from official_electra.tokenization import vocabulary as vocabulary_lib
+from official_electra.training import flops
 
 
 class TrainingConfigError(errors.UserError):
@@ -53,6 +54,7 @@ SETTING_RULES = {
     "adversarial_mle_steps": _CHECK.NON_NEGATIVE_INTEGER,
     "gradient_accumulation_steps": _CHECK.POSITIVE_INTEGER,
     "masking_scheme": _CHECK.one_of(*span_masking.SCHEMES),
+    "flops_count": _CHECK.one_of(*flops.COUNTS),
 }
 
 

@@ -1,4 +1,5 @@
-"""The benchmark's matmul ceiling times the matmuls the FLOP counter counts."""
+"""The benchmark's matmul ceiling times the matmuls that the FLOPs counter's
+matmul count counts."""
 
 import time
 
@@ -23,7 +24,8 @@ def test_shapes_carry_the_counted_training_flops(overrides, fraction):
   timed = sum(count * 2 * batch * m * k * n
               for (_, batch, m, k, n), count in shapes.items())
   counted = batch_size * flops.pretraining_flops(
-      discriminator, generator, "electra", seq_len, slots).train_per_example
+      discriminator, generator, "electra", seq_len, slots,
+      count="matmul").train_per_example
   # The counter also has the discriminator's dense(H -> 1) and its bias.
   assert timed == pytest.approx(counted, rel=1e-4)
   assert timed < counted
@@ -76,7 +78,7 @@ def test_rate_of_tiny_shapes_is_their_counted_flops_over_their_clocked_time(
   step_flops = sum(t["count"] * t["flops"] for t in timings)
   counted = sizes["batch_size"] * flops.pretraining_flops(
       discriminator, generator, "electra", sizes["seq_len"],
-      sizes["num_slots"]).train_per_example
+      sizes["num_slots"], count="matmul").train_per_example
   assert 0.9 * counted < step_flops < counted
   # Each product's time is one call between two readings of the clock
   # (repeats=1), all within the time the timing took.

@@ -162,6 +162,17 @@ def test_kept_checkpoints_have_the_same_training_flops(finished_study):
   mlm, electra = (next(plan for plan in results["variants"]
                        if plan["name"] == name) for name in ("mlm", "electra"))
   assert mlm["num_train_steps"] > electra["num_train_steps"]
+  # On the count the gin file binds (cpu_efficiency.gin's matmul count), the
+  # one the pretraining runs' logs name, with the plans' FLOPs.
+  assert results["flops_count"] == "matmul"
+  for plan in results["variants"]:
+    log_file = output_dir / "pretrain" / plan["name"] / (
+        callbacks.METRICS_LOG_FILE)
+    records = [json.loads(line) for line in log_file.read_text().splitlines()]
+    assert {record["flops_count"] for record in records} == {"matmul"}
+    assert records[-1]["step"] == plan["num_train_steps"]
+    assert records[-1]["train_flops"] == (
+        plan["num_train_steps"] * plan["train_flops_per_step"])
 
 
 def test_a_rerun_skips_every_finished_part(finished_study, study_inputs):

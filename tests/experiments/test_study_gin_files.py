@@ -19,7 +19,8 @@ for path in json.loads(sys.argv[1]):
   settings = efficiency_study.study_settings()
   result[path] = [settings.budget_flops, list(settings.checkpoint_fractions),
                   settings.num_seeds,
-                  settings.finetuning.max_train_examples]
+                  settings.finetuning.max_train_examples,
+                  settings.flops_count]
 print(json.dumps(result))
 """
 
@@ -48,7 +49,12 @@ def test_every_study_gin_file_parses_with_a_header():
   # The study at the pilot's settings: its encoders, every kept checkpoint,
   # 5 seeds, full training sets.
   assert settings["gin/experiments/study_full_sets.gin"] == [
-      3.0e14, [0.2, 0.5, 1.0], 5, None]
+      3.0e14, [0.2, 0.5, 1.0], 5, None, "matmul"]
+  # Every study record under docs/experiments/ was planned on the matmul
+  # count: the files that reproduce them bind it (the default is the
+  # paper's count).
+  counts = {path: values[-1] for path, values in settings.items()}
+  assert counts == dict.fromkeys(paths, "matmul")
 
 
 _READ_RANDOM_INIT_RECIPE = """

@@ -1,5 +1,7 @@
 """The study's compute matching: every variant gets the same training FLOPs."""
 
+import dataclasses
+
 import pytest
 
 from official_electra.experiments import study_plan
@@ -67,3 +69,35 @@ def test_settings_that_cannot_be_compared_fairly_are_refused(budget, fractions,
 def test_an_unknown_variant_names_the_known_ones():
   with pytest.raises(study_plan.StudyConfigError, match="known: .*mlm"):
     _plans(2e15, names=("electra", "bert"))
+
+
+def test_the_paper_count_plans_by_default_and_the_matmul_count_the_records():
+  # The committed study (docs/experiments/study_full_sets/results.json): its
+  # encoder on its 7,985-token vocabulary, 3e14 FLOPs, batch 64 of 64 tokens.
+  encoder = dataclasses.replace(_ENCODER, vocab_size=7985,
+                                max_position_embeddings=64)
+  shared = dict(_SHARED, train_batch_size=64, max_seq_length=64)
+
+  def plans(**count):
+    return study_plan.plan_pretraining(
+        ("electra", "mlm"), study_plan.DEFAULT_VARIANTS, shared, encoder,
+        3e14, (0.2, 0.5, 1.0), warmup_proportion=0.1, **count)
+  recorded = plans(flops_count="matmul")
+  assert [(plan.flops_count, plan.num_train_steps, plan.checkpoint_steps)
+          for plan in recorded] == [("matmul", 11278, (2256, 5639, 11278)),
+                                    ("matmul", 12231, (2446, 6116, 12231))]
+  # On the paper's axis an ELECTRA step costs about 1.55 MLM steps.
+  paper = plans()
+  assert [(plan.flops_count, plan.num_train_steps) for plan in paper] == [
+      ("paper", 5774), ("paper", 8931)]
+  assert paper[0].train_flops_per_step == flops.pretraining_flops(
+      encoder, encoder.scaled(0.25), "electra", 64, 9,
+      count="paper").train_per_example * 64
+
+
+def test_an_unknown_flops_count_is_refused():
+  with pytest.raises(study_plan.StudyConfigError,
+                     match="flops_count = 'measured'.*'paper', 'matmul'"):
+    study_plan.plan_pretraining(
+        ("electra",), study_plan.DEFAULT_VARIANTS, _SHARED, _ENCODER, 2e15,
+        (1.0,), warmup_proportion=0.1, flops_count="measured")
