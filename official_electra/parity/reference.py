@@ -237,12 +237,15 @@ class ReferencePretraining(torch.nn.Module):
     input_ids, input_mask = batch["input_ids"], batch["input_mask"]
     masked = mask_batch(settings, input_ids, input_mask, noise)
     mlm_network = self.generator if self.generator is not None else self.main
-    logits = mlm_network(input_ids=masked["masked_input_ids"],
-                         attention_mask=input_mask,
-                         token_type_ids=batch["token_type_ids"]).logits
-    slot_logits = torch.gather(
-        logits, 1, masked["positions"][:, :, None].expand(
-            -1, -1, logits.shape[-1]))
+    hidden = mlm_network.electra(input_ids=masked["masked_input_ids"],
+                                 attention_mask=input_mask,
+                                 token_type_ids=batch["token_type_ids"])[0]
+    # The head runs at the masked slots only, as the authors'
+    # `get_masked_lm_output` (gather, then project to the vocabulary).
+    hidden = torch.gather(hidden, 1, masked["positions"][:, :, None].expand(
+        -1, -1, hidden.shape[-1]))
+    slot_logits = mlm_network.generator_lm_head(
+        mlm_network.generator_predictions(hidden))
     per_slot = torch.nn.functional.cross_entropy(
         slot_logits.transpose(1, 2).float(), masked["masked_ids"],
         reduction="none")
