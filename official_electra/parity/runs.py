@@ -212,14 +212,10 @@ class _OurSide:
   def evaluate(self, batch, noise, seeds):
     del noise
     outputs = self.pretrainer(batch, training=False, seeds=seeds)
-    piece = {"mlm_logits": outputs["generator_logits"].numpy(),
-             "masked_ids": outputs["masked_ids"].numpy(),
-             "weights": outputs["masked_weights"].numpy()}
-    if self.objective == "electra":
-      piece.update(rtd_logits=outputs["discriminator_logits"].numpy(),
-                   labels=outputs["replaced_token_labels"].numpy(),
-                   input_mask=np.asarray(batch["input_mask"]))
-    return piece
+    return _evaluation_piece(
+        self.objective, batch, outputs, mlm_logits="generator_logits",
+        masked_ids="masked_ids", weights="masked_weights",
+        rtd_logits="discriminator_logits", labels="replaced_token_labels")
 
 
 class _ReferenceSide:
@@ -266,14 +262,22 @@ class _ReferenceSide:
     with self.torch.no_grad():
       outputs = self.model(self.torch_side.torch_batch(batch),
                            self.torch_side.torch_noise(noise))
-    piece = {"mlm_logits": outputs["mlm_logits"].numpy(),
-             "masked_ids": outputs["masked_ids"].numpy(),
-             "weights": outputs["weights"].numpy()}
-    if self.objective == "electra":
-      piece.update(rtd_logits=outputs["rtd_logits"].numpy(),
-                   labels=outputs["labels"].numpy(),
-                   input_mask=np.asarray(batch["input_mask"]))
-    return piece
+    return _evaluation_piece(
+        self.objective, batch, outputs, mlm_logits="mlm_logits",
+        masked_ids="masked_ids", weights="weights", rtd_logits="rtd_logits",
+        labels="labels")
+
+
+def _evaluation_piece(objective, batch, outputs, **names):
+  """What `evaluation_metrics` reads, as NumPy arrays, from one side's
+  `outputs` (`names`: each field's key there)."""
+  fields = ["mlm_logits", "masked_ids", "weights"]
+  if objective == "electra":
+    fields += ["rtd_logits", "labels"]
+  piece = {field: np.asarray(outputs[names[field]]) for field in fields}
+  if objective == "electra":
+    piece["input_mask"] = np.asarray(batch["input_mask"])
+  return piece
 
 
 def run_name(objective, side, seed):
