@@ -1,5 +1,7 @@
 """Our side of the parity checks: the random draws a step of our pretrainer
-makes, and our weights (or gradients) under the reference's parameter names.
+makes, and our weights (or gradients) under the reference's parameter names
+(the pretraining reference's, and the fine-tuning reference's for our
+`ElectraClassifier`).
 
 Nothing here imports torch: the values are NumPy arrays that
 `torch_side.py` turns into the reference's tensors.
@@ -12,6 +14,7 @@ from official_electra.conversion import electra_parts
 from official_electra.conversion import hf_files
 from official_electra.conversion import hf_names
 from official_electra.conversion import tf1_names
+from official_electra.modeling import encoder_config
 from official_electra.modeling.layers import philox_random
 
 # Our objectives the reference implements (`reference.OBJECTIVES`).
@@ -71,12 +74,18 @@ def _main_slots(model, objective):
           + tf1_names.masked_lm_head_slots(model.main_mlm_head))
 
 
-def _hf_state(slots, value_of):
+def _slot_values(slots, value_of):
+  """`{tf1_name: array}` of `slots` (a column block: its columns)."""
   values = {}
   for slot in slots:
     value = np.asarray(value_of(slot.variable))
     values[slot.name] = value if slot.columns is None else value[
         ..., slot.columns]
+  return values
+
+
+def _hf_state(slots, value_of):
+  values = _slot_values(slots, value_of)
   # The BERT baseline's main network is an `ElectraForMaskedLM`: its encoder
   # under the discriminator's names, its head under the generator's.
   state = {}
@@ -145,3 +154,58 @@ def reference_names(states):
                   for name, value in states["generator"].items()
                   if not name.startswith("electra.embeddings.")})
   return named
+
+
+# The fine-tuning reference's head (`finetuning_reference.ReferenceClassifier`):
+# a torch `Linear` holds our dense kernel `[hidden, outputs]` transposed.
+CLASSIFIER_PREFIX = "electra."
+HEAD_WEIGHT, HEAD_BIAS = "classifier.weight", "classifier.bias"
+
+
+def encoder_state(encoder, value_of=None):
+  """Our `ElectraEncoder`'s weights (or per-variable values) under the
+  discriminator's Hugging Face names (`electra.*`: an `ElectraModel`'s names
+  under the prefix `CLASSIFIER_PREFIX`).
+
+  Args:
+    encoder: a built `ElectraEncoder`.
+    value_of: `variable -> array`; the variable's value by default (pass a
+      lookup of gradients to map gradients).
+  """
+  value_of = value_of or (lambda variable: variable.numpy())
+  slots = (tf1_names.embedding_slots(encoder.embedding_layer)
+           + tf1_names.encoder_slots(
+               encoder, tf1_names.TOWER_SCOPES["discriminator"]))
+  return hf_names.to_hf_layout(_slot_values(slots, value_of),
+                               "discriminator")
+
+
+def classifier_state(classifier, value_of=None):
+  """Our `ElectraClassifier`'s weights (or per-variable values) under the
+  fine-tuning reference's parameter names: the encoder's as
+  `encoder_state`'s, the head's dense kernel and bias as `classifier.weight`
+  (transposed) and `classifier.bias`.
+
+  Args:
+    classifier: a built `ElectraClassifier` on an `ElectraEncoder`.
+    value_of: as `encoder_state`'s.
+
+  Returns:
+    `{reference parameter name: array}`.
+  """
+  value_of = value_of or (lambda variable: variable.numpy())
+  state = encoder_state(classifier.encoder, value_of)
+  dense = classifier.classification_head.dense
+  state[HEAD_WEIGHT] = np.ascontiguousarray(
+      np.asarray(value_of(dense.kernel)).T)
+  state[HEAD_BIAS] = np.asarray(value_of(dense.bias))
+  return state
+
+
+def encoder_hf_config(encoder):
+  """The Hugging Face config dict of our `ElectraEncoder` (as a
+  discriminator)."""
+  config = encoder_config.EncoderConfig.from_dict(
+      {key: value for key, value in encoder.get_config().items()
+       if key != "name"})
+  return hf_files.hf_config_from_encoder(config, "discriminator")

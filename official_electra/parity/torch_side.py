@@ -9,6 +9,7 @@ import numpy as np
 import torch
 import transformers
 
+from official_electra.parity import finetuning_reference
 from official_electra.parity import ours
 from official_electra.parity import reference
 
@@ -45,6 +46,31 @@ def build_reference(model, settings):
                      states["main"])
     generator = None
   return reference.ReferencePretraining(settings, main, generator).train()
+
+
+def reference_encoder(encoder):
+  """A `transformers.ElectraModel` holding our `ElectraEncoder`'s current
+  weights (its dropout rates as the encoder's config says)."""
+  prefix = ours.CLASSIFIER_PREFIX
+  return _hf_model(transformers.ElectraModel,
+                   ours.encoder_hf_config(encoder),
+                   {name[len(prefix):]: value
+                    for name, value in ours.encoder_state(encoder).items()})
+
+
+def build_reference_classifier(classifier, dropout_rate):
+  """A `finetuning_reference.ReferenceClassifier` holding our
+  `ElectraClassifier`'s current weights, in training mode, its head's
+  dropout at `dropout_rate`."""
+  model = finetuning_reference.ReferenceClassifier(
+      reference_encoder(classifier.encoder), classifier.num_outputs,
+      dropout_rate)
+  state = ours.classifier_state(classifier)
+  with torch.no_grad():
+    for name in (ours.HEAD_WEIGHT, ours.HEAD_BIAS):
+      model.get_parameter(name).copy_(torch.from_numpy(
+          np.array(state[name], np.float32)))
+  return model.train()
 
 
 def reference_parameters(pretraining):
