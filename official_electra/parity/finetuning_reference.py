@@ -19,8 +19,7 @@ One step:
      on `(score - 0) / 5`, `training_targets`);
   3. the batch's loss: their sum (`sum`, the authors' `run_finetuning.py`)
      or their mean (`mean`);
-  4. the gradient's global norm clipped at 1.0 (`Settings.clip_norm_of`
-     says which norm); AdamW without bias
+  4. the gradient's global norm clipped at 1.0; AdamW without bias
      correction, decoupled weight decay 0.01 on every parameter whose name
      contains none of `LayerNorm`, `layer_norm`, `bias`
      (`reference.ReferenceAdamW`), each parameter's learning rate scaled by
@@ -31,7 +30,6 @@ One step:
 """
 
 import dataclasses
-import math
 import re
 
 import torch
@@ -40,11 +38,6 @@ from official_electra.parity import reference
 
 LOSS_REDUCTIONS = ("sum", "mean")
 LAYERWISE_DECAY_RULES = ("paper", "original_code")
-CLIP_NORMS = ("summed", "per_occurrence")
-# The lookups whose rows `per_occurrence` counts once per use in the batch.
-LOOKUPS = {"electra.embeddings.word_embeddings.weight": "word_embeddings",
-           "electra.embeddings.token_type_embeddings.weight":
-               "token_type_embeddings"}
 
 _BLOCK = re.compile(r"(?:^|\.)encoder\.layer\.(\d+)\.")
 _EMBEDDINGS = re.compile(r"(?:^|\.)embeddings(?:_project)?\.")
@@ -71,16 +64,6 @@ class Settings:
       this (the authors': the task's maximum score, 5 for STS-B; 1 trains on
       the raw scores).
     clip_norm: the gradient's global-norm bound.
-    clip_norm_of: what the bound is compared with. `summed`: the gradient's
-      norm (the authors' code on TPU, whose lookups are one-hot matmuls;
-      on GPU their word embeddings are a `tf.gather`, see below).
-      `per_occurrence`: the word and token-type embeddings' part counted
-      once per token of the batch, `sum ||d lookup_output[b, s]||^2`: what
-      `tf.clip_by_global_norm` computes from the `IndexedSlices` gradient of
-      a `tf.gather`, rows used twice not summed first. Our `ElectraClassifier`
-      clips that (its `train_step` does not densify the gradients, as our
-      pretrainer does); it is here so that everything else can be compared
-      exactly.
   """
   num_outputs: int
   peak_learning_rate: float = 1e-4
@@ -92,7 +75,6 @@ class Settings:
   dropout_rate: float = 0.1
   regression_divisor: float = 5.0
   clip_norm: float = 1.0
-  clip_norm_of: str = "summed"
 
   def __post_init__(self):
     if self.loss_reduction not in LOSS_REDUCTIONS:
@@ -101,9 +83,6 @@ class Settings:
     if self.layerwise_decay_rule not in LAYERWISE_DECAY_RULES:
       raise ValueError(f"layerwise_decay_rule {self.layerwise_decay_rule!r}: "
                        f"choose one of {LAYERWISE_DECAY_RULES}")
-    if self.clip_norm_of not in CLIP_NORMS:
-      raise ValueError(f"clip_norm_of {self.clip_norm_of!r}: choose one of "
-                       f"{CLIP_NORMS}")
 
   @property
   def is_regression(self):
@@ -128,24 +107,6 @@ class ReferenceClassifier(torch.nn.Module):
     # tf.layers.dense's defaults: Glorot-uniform kernel, zero bias.
     torch.nn.init.xavier_uniform_(self.classifier.weight)
     torch.nn.init.zeros_(self.classifier.bias)
-    # `{LOOKUPS name: sum over the batch's tokens of the squared gradient of
-    # the lookup's output}`, filled by each backward pass.
-    self.lookup_square_norms = {}
-    for name, attribute in LOOKUPS.items():
-      getattr(encoder.embeddings, attribute).register_forward_hook(
-          self._recorder(name))
-
-  def _recorder(self, name):
-    def record(module, inputs, output):
-      del module, inputs
-      if output.requires_grad:
-        output.register_hook(self._setter(name))
-    return record
-
-  def _setter(self, name):
-    def store(gradient):
-      self.lookup_square_norms[name] = float((gradient.double() ** 2).sum())
-    return store
 
   def forward(self, input_ids, input_mask, token_type_ids):
     """Float32 logits (or scores) `[batch, num_outputs]` of int64
@@ -218,7 +179,6 @@ class FinetuningAdamW(reference.ReferenceAdamW):
 
   def __init__(self, model, settings, num_train_steps, num_layers):
     self.model = model
-    self.clip_norm_of = settings.clip_norm_of
     super().__init__(model.named_parameters(), settings.peak_learning_rate,
                      num_train_steps,
                      num_train_steps * settings.warmup_proportion,
@@ -229,21 +189,6 @@ class FinetuningAdamW(reference.ReferenceAdamW):
                                        settings.layerwise_decay_rate,
                                        settings.layerwise_decay_rule)
         for name in self.parameters}
-
-  def clipped_gradients(self):
-    """`{name: gradient}` scaled by `clip / max(norm, clip)`, the norm as
-    `Settings.clip_norm_of` says."""
-    if self.clip_norm_of == "summed":
-      return super().clipped_gradients()
-    square_norm = 0.0
-    for name, parameter in self.parameters.items():
-      if name in LOOKUPS:
-        square_norm += self.model.lookup_square_norms[name]
-      elif parameter.grad is not None:
-        square_norm += float((parameter.grad.double() ** 2).sum())
-    scale = self.clip_norm / max(math.sqrt(square_norm), self.clip_norm)
-    return {name: (p.grad if p.grad is not None else torch.zeros_like(p))
-            * scale for name, p in self.parameters.items()}
 
   @torch.no_grad()
   def step(self):

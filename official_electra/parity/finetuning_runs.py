@@ -32,7 +32,7 @@ from official_electra.tokenization import wordpiece_tokenizer
 DOUBLE_UNORDERED_TASKS = ("MRPC", "STS-B")
 
 
-def reference_settings(task, hyperparameters, clip_norm_of="summed"):
+def reference_settings(task, hyperparameters):
   """The reference's `Settings` of our `FinetuneHyperparameters` for
   `task` (a `tasks.GlueTask`)."""
   divisor = 1.0
@@ -48,8 +48,7 @@ def reference_settings(task, hyperparameters, clip_norm_of="summed"):
       weight_decay_rate=hyperparameters.weight_decay_rate,
       dropout_rate=hyperparameters.dropout_rate,
       regression_divisor=divisor,
-      clip_norm=hyperparameters.gradient_clip_norm,
-      clip_norm_of=clip_norm_of)
+      clip_norm=hyperparameters.gradient_clip_norm)
 
 
 def _training_examples(glue_dir, task_name):
@@ -90,7 +89,7 @@ def predict(model, settings, features, batch_size):
 
 def finetune_glue_reference(task_name, glue_dir, init_checkpoint,
                             hyperparameters, seed, vocab_file=None,
-                            lower_case=True, clip_norm_of="summed"):
+                            lower_case=True):
   """Fine-tunes the discriminator of `init_checkpoint` on one GLUE task with
   the reference, one seed.
 
@@ -104,7 +103,6 @@ def finetune_glue_reference(task_name, glue_dir, init_checkpoint,
     vocab_file: the WordPiece vocabulary; by default `vocab.txt` beside the
       checkpoint.
     lower_case: whether the tokenizer lower-cases.
-    clip_norm_of: `finetuning_reference.Settings.clip_norm_of`.
 
   Returns:
     `{metric key: value}` on the task's dev splits after the last epoch, as
@@ -130,7 +128,7 @@ def finetune_glue_reference(task_name, glue_dir, init_checkpoint,
 
   torch.manual_seed(seed)
   encoder = pretrained.load_encoder(init_checkpoint)
-  settings = reference_settings(task, hyperparameters, clip_norm_of)
+  settings = reference_settings(task, hyperparameters)
   model = finetuning_reference.ReferenceClassifier(
       torch_side.reference_encoder(encoder), task.num_outputs,
       settings.dropout_rate).train()

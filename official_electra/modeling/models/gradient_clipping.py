@@ -9,7 +9,8 @@ def clip_global_batch_gradients(gradients, clip_norm):
 
   Summing first makes the clip act on the global batch's gradient, so any
   number of replicas takes the same step; apply the result with
-  `experimental_aggregate_gradients=False`.
+  `experimental_aggregate_gradients=False`. Sparse (`IndexedSlices`)
+  gradients are made dense first, so the norm clipped is the gradient's.
 
   Args:
     gradients: this replica's gradients (a list of tensors).
@@ -18,6 +19,14 @@ def clip_global_batch_gradients(gradients, clip_norm):
   Returns:
     The summed (and clipped) gradients, in the same order.
   """
+  # A lookup's gradient (`IndexedSlices`) holds one row per token, so a
+  # token seen twice has two rows; `clip_by_global_norm` would add their
+  # squares instead of squaring their sum, and clip a norm that is not the
+  # gradient's (the token types, two ids, most of all). The original's
+  # one-hot lookups give the dense gradient: densify first.
+  gradients = [tf.convert_to_tensor(gradient)
+               if isinstance(gradient, tf.IndexedSlices) else gradient
+               for gradient in gradients]
   context = tf.distribute.get_replica_context()
   if context is not None and context.num_replicas_in_sync > 1:
     gradients = context.all_reduce(tf.distribute.ReduceOp.SUM, gradients)

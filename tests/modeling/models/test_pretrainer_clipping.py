@@ -51,3 +51,22 @@ def test_two_replicas_sum_their_gradients_below_the_norm(two_replica_steps):
   tolerance = 1e-3 * unclipped["update_norm"]
   assert unclipped["distance"]["sum_then_clip"] < tolerance
   assert unclipped["distance"]["mean_then_clip"] > 100 * tolerance
+
+
+def test_a_lookup_gradient_is_clipped_by_its_dense_norm():
+  """A token used twice gives an `IndexedSlices` gradient with two rows; the
+  norm clipped is that of their sum (the dense gradient's), as the
+  original's one-hot lookups give, not the rows' norms added."""
+  from official_electra.modeling.models import gradient_clipping  # pylint: disable=g-import-not-at-top
+  rows = tf.constant([[3.0, 0.0], [3.0, 0.0], [0.0, 4.0]])
+  sparse = tf.IndexedSlices(rows, tf.constant([1, 1, 0]),
+                            tf.constant([3, 2]))
+  other = tf.constant([2.0])
+  clipped = gradient_clipping.clip_global_batch_gradients([sparse, other],
+                                                          1.0)
+  dense = tf.constant([[0.0, 4.0], [6.0, 0.0], [0.0, 0.0]])
+  norm = float(tf.linalg.global_norm([dense, other]))  # sqrt(56), not 42.
+  assert norm == pytest.approx(56 ** 0.5)
+  assert isinstance(clipped[0], tf.Tensor)
+  tf.debugging.assert_near(clipped[0], dense / norm)
+  tf.debugging.assert_near(clipped[1], other / norm)
