@@ -53,10 +53,12 @@ def dense(gradient):
 
 
 def global_norm(gradients):
-  """As TF1's `clip_by_global_norm`: an IndexedSlices counts its rows."""
-  return float(np.sqrt(sum(
-      np.sum(np.square(getattr(gradient, "values", gradient).numpy()))
-      for gradient in gradients)))
+  """The gradient's global norm, lookups' `IndexedSlices` made dense first
+  (a token used twice counts once), as the original's one-hot lookups give
+  it (BERT's token types always; its word embeddings on TPU, where the
+  paper's runs were made)."""
+  return float(np.sqrt(sum(np.sum(np.square(dense(gradient)))
+                           for gradient in gradients)))
 
 
 def originals_gradient(classifier, features, labels):

@@ -121,7 +121,8 @@ def _originals_gradient(classifier, features, targets, task, reduction,
   (`RegressionTask.get_prediction_module`) `(prediction - target)**2`;
   `run_finetuning.FinetuningModel.__init__` sums them over the batch (the
   paper recipe averages); `optimization.create_optimizer` clips the global
-  norm to 1.0 (TF1's `clip_by_global_norm`: an IndexedSlices counts its rows).
+  norm to 1.0 (the dense gradient's norm: the original's lookups are one-hot
+  products on TPU, so a token used twice counts once).
 
   Returns:
     The clipped gradients (dense) and the global norm before clipping.

@@ -136,8 +136,12 @@ def test_each_head_overfits_a_hundred_questions(tmp_path, task, joint,
                                                  classifier):
   version = task.rsplit("-", 1)[1]
   data_file = _squad_file(tmp_path, version)
+  # 40 epochs: since the clip sees the dense gradient's norm (a token used
+  # twice counts once), the paper recipe's steps are smaller than when the
+  # lookups' rows were counted apart, and 30 left SQuAD 2.0's HasAns F1 at
+  # 89.3.
   results = _finetune(tmp_path, task, data_file,
-                      _gin_file(tmp_path, joint, classifier, epochs=30))
+                      _gin_file(tmp_path, joint, classifier, epochs=40))
   metrics = results[task]["median"]
   assert metrics["f1"] > 90.0, metrics
   if version == "2.0":
