@@ -190,23 +190,8 @@ class FinetuningAdamW(reference.ReferenceAdamW):
                                        settings.layerwise_decay_rule)
         for name in self.parameters}
 
-  @torch.no_grad()
-  def step(self):
-    """One update from the parameters' `.grad`; returns the (head's)
-    learning rate."""
-    rate = reference.learning_rate(self.step_count, self.peak_learning_rate,
-                                   self.num_train_steps, self.num_warmup_steps)
-    for name, gradient in self.clipped_gradients().items():
-      parameter = self.parameters[name]
-      m, v = self.state[name]
-      m.mul_(self.beta_1).add_(gradient, alpha=1.0 - self.beta_1)
-      v.mul_(self.beta_2).add_(gradient * gradient, alpha=1.0 - self.beta_2)
-      update = m / (v.sqrt() + self.epsilon)
-      if self.decays(name):
-        update = update + self.weight_decay_rate * parameter
-      parameter.sub_(rate * self.multipliers[name] * update)
-    self.step_count += 1
-    return rate
+  def multiplier(self, name):
+    return self.multipliers[name]
 
 
 def train_step(model, optimizer, settings, batch, labels):

@@ -342,9 +342,15 @@ class ReferenceAdamW:
       update = m / (v.sqrt() + self.epsilon)
       if self.decays(name):
         update = update + self.weight_decay_rate * parameter
-      parameter.sub_(rate * update)
+      parameter.sub_(rate * self.multiplier(name) * update)
     self.step_count += 1
     return rate
+
+  def multiplier(self, name):
+    """The factor on the learning rate of parameter `name` (1: pretraining
+    has no layer-wise decay)."""
+    del name
+    return 1.0
 
   def zero_grad(self):
     for parameter in self.parameters.values():
