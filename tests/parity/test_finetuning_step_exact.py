@@ -52,6 +52,7 @@ from official_electra.tokenization import wordpiece_tokenizer
 from tests.finetuning.conftest import tiny_glue_dir  # pylint: disable=unused-import
 from tests.finetuning.conftest import tiny_vocab_file  # pylint: disable=unused-import
 from tests.modeling import tiny
+from tests.parity import updates
 
 torch = pytest.importorskip("torch")
 finetuning_reference = pytest.importorskip(
@@ -247,15 +248,7 @@ def _check_two_steps(pair):
     before = pair.our_weights()
     pair.step(features, labels)
   after, reference_after = pair.our_weights(), pair.reference_weights()
-  assert set(after) == set(reference_after)
-  for name, value in reference_after.items():
-    reference_update = value - before[name]
-    our_update = after[name] - before[name]
-    # The key bias has gradient 0 (softmax ignores it) and does not decay:
-    # it stays put on both sides; its scale is then the learning rate.
-    scale = max(np.abs(reference_update).max(), LEARNING_RATE)
-    np.testing.assert_allclose(our_update, reference_update, rtol=0,
-                               atol=1e-4 * scale, err_msg=name)
+  updates.assert_same_updates(before, after, reference_after, LEARNING_RATE)
   # The first step moved nothing (learning rate 0 at step 0 of the warm-up);
   # the second moved every tensor but the attention's queries and keys, whose
   # gradients are near 0 at this near-uniform attention: the comparison

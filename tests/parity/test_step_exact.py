@@ -32,6 +32,7 @@ from official_electra.modeling import encoder_config
 from official_electra.modeling.models import electra_pretrainer
 from official_electra.optimization import optimizer_factory
 from tests.modeling import tiny
+from tests.parity import updates
 
 torch = pytest.importorskip("torch")
 reference = pytest.importorskip("official_electra.parity.reference")
@@ -218,16 +219,7 @@ def test_one_step_same_losses_gradients_and_weights(objective, draws):
   _assert_close_dicts(before, pair.reference_weights(), 0, 0, "weights")
   pair.step(batch)
   after, reference_after = pair.our_weights(), pair.reference_weights()
-  assert set(after) == set(reference_after)
-  for name, value in reference_after.items():
-    reference_update = value - before[name]
-    our_update = after[name] - before[name]
-    # A tensor whose gradient is 0 (the key bias: softmax ignores it) and
-    # that does not decay stays put on both sides: its scale is the
-    # learning rate, the size of an Adam step.
-    scale = max(np.abs(reference_update).max(), LEARNING_RATE)
-    np.testing.assert_allclose(our_update, reference_update, rtol=0,
-                               atol=1e-4 * scale, err_msg=name)
+  updates.assert_same_updates(before, after, reference_after, LEARNING_RATE)
   # Every tensor moved but the attention queries and keys, whose gradients
   # are near 0 at this near-uniform attention (exactly 0 for the key bias):
   # the comparison above is not one of tensors that stood still.
